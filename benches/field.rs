@@ -1,0 +1,2 @@
+//! Field microbenchmarks (issue 2).
+fn main() {}

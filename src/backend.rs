@@ -1,0 +1,1 @@
+//! The single dispatch point for SIMD backends.

@@ -1,0 +1,1 @@
+//! Bounded cache of lifted public keys (issue 3).

@@ -1,0 +1,1 @@
+//! Layer 2: multi-scalar multiplication (issue 3).
