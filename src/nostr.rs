@@ -33,8 +33,8 @@ impl fmt::Display for Verdict {
     }
 }
 
-/// Batch verification for collections of nostr 0.45 events.
-#[cfg(feature = "nostr")]
+/// Batch verification for collections of nostr events (0.45 with feature `nostr`, 0.44 with
+/// feature `nostr-0-44`).
 pub trait VerifyBatchExt {
     /// One verdict per event, in iteration order, exactly as `Event::verify` decides.
     fn verify_batch(&self) -> Vec<Verdict>;
@@ -42,6 +42,18 @@ pub trait VerifyBatchExt {
     fn verify_all(&self) -> bool {
         self.verify_batch().iter().all(|v| v.is_valid())
     }
+}
+
+macro_rules! reference_verdict {
+    ($e:expr) => {
+        if !$e.verify_id() {
+            Verdict::InvalidId
+        } else if !$e.verify_signature() {
+            Verdict::InvalidSignature
+        } else {
+            Verdict::Valid
+        }
+    };
 }
 
 #[cfg(feature = "nostr")]
@@ -59,5 +71,12 @@ fn verdict_of(e: &::nostr::event::Event) -> Verdict {
 impl VerifyBatchExt for [::nostr::event::Event] {
     fn verify_batch(&self) -> Vec<Verdict> {
         self.iter().map(verdict_of).collect()
+    }
+}
+
+#[cfg(feature = "nostr-0-44")]
+impl VerifyBatchExt for [nostr044::Event] {
+    fn verify_batch(&self) -> Vec<Verdict> {
+        self.iter().map(|e| reference_verdict!(e)).collect()
     }
 }
