@@ -4,13 +4,13 @@
 //!
 //! ```
 //! # #[cfg(feature = "nostr")] {
-//! use nostr::event::{EventBuilder, Kind};
+//! use nostr::event::{EventBuilder, FinalizeEvent, Kind};
 //! use nostr::key::Keys;
 //! use nostr_verify::{Verdict, VerifyBatchExt};
 //!
-//! let keys = Keys::generate();
+//! let keys = Keys::parse("6b911fd37cdf5c81d4c0adb1ab7fa822ed253ab0ad9aa18d77257c88b29b718e").unwrap();
 //! let mut events: Vec<_> = (0..3)
-//!     .map(|i| EventBuilder::text_note(format!("note {i}")).sign_with_keys(&keys).unwrap())
+//!     .map(|i| EventBuilder::new(Kind::TextNote, format!("note {i}")).finalize(&keys).unwrap())
 //!     .collect();
 //! events[1].content.push('!'); // edited after signing: the id no longer matches
 //! assert_eq!(events.verify_batch(), [Verdict::Valid, Verdict::InvalidId, Verdict::Valid]);
@@ -240,26 +240,30 @@ pub trait PartitionVerifiedExt {
     /// # Examples
     /// ```
     /// # #[cfg(feature = "nostr")] {
-    /// use nostr::event::EventBuilder;
+    /// use nostr::event::{EventBuilder, FinalizeEvent, Kind};
     /// use nostr::key::Keys;
     /// use nostr_verify::{PartitionVerifiedExt, Verdict};
     ///
-    /// let keys = Keys::generate();
-    /// let good = EventBuilder::text_note("a").sign_with_keys(&keys).unwrap();
-    /// let mut bad = EventBuilder::text_note("b").sign_with_keys(&keys).unwrap();
+    /// let keys = Keys::parse("6b911fd37cdf5c81d4c0adb1ab7fa822ed253ab0ad9aa18d77257c88b29b718e").unwrap();
+    /// let good = EventBuilder::new(Kind::TextNote, "a").finalize(&keys).unwrap();
+    /// let mut bad = EventBuilder::new(Kind::TextNote, "b").finalize(&keys).unwrap();
     /// bad.content = "edited".into();
     /// let (valid, rejected) = vec![good.clone(), bad].partition_verified();
     /// assert_eq!(valid, [good]);
     /// assert_eq!(rejected[0].1, Verdict::InvalidId);
     /// # }
     /// ```
-    fn partition_verified(self) -> (Vec<Self::Event>, Vec<(Self::Event, Verdict)>);
+    fn partition_verified(self) -> Partitioned<Self::Event>;
 }
+
+/// `(valid, rejected with their verdicts)`, as returned by
+/// [`PartitionVerifiedExt::partition_verified`].
+pub type Partitioned<E> = (Vec<E>, Vec<(E, Verdict)>);
 
 impl<E: EventView> PartitionVerifiedExt for Vec<E> {
     type Event = E;
 
-    fn partition_verified(self) -> (Vec<E>, Vec<(E, Verdict)>) {
+    fn partition_verified(self) -> Partitioned<E> {
         let verdicts = self.verify_batch();
         let mut valid = Vec::with_capacity(self.len());
         let mut rejected = Vec::new();

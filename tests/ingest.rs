@@ -23,12 +23,22 @@ fn mixed_events(n: usize, seed: u64) -> Vec<(Event, Verdict)> {
     let signers: Vec<Signer> = (0..5).map(|_| Signer::new(&mut rng)).collect();
     let mut values: Vec<serde_json::Value> = Vec::new();
     if let Some(dir) = common::data_dir() {
-        values.extend(lines(&dir, "events-real.jsonl").iter().take(n / 2).map(|l| serde_json::from_str(l).unwrap()));
+        values.extend(
+            lines(&dir, "events-real.jsonl")
+                .iter()
+                .take(n / 2)
+                .map(|l| serde_json::from_str(l).unwrap()),
+        );
     }
     while values.len() < n {
         let s = &signers[rng.gen_range(0..signers.len())];
         let content = random_string(&mut rng, 40);
-        let v = s.event(rng.gen_range(0..2_000_000_000), 1, &[vec!["t".into(), "x".into()]], &content);
+        let v = s.event(
+            rng.gen_range(0..2_000_000_000),
+            1,
+            &[vec!["t".into(), "x".into()]],
+            &content,
+        );
         values.push(match rng.gen_range(0..10) {
             0 => mutate(&v, "content", &mut rng, &signers[0]),
             1 => mutate(&v, "sig", &mut rng, &signers[0]),
@@ -114,11 +124,21 @@ async fn many_sources_interleaved_flushes_match_reference() {
     assert_eq!(total, events.len());
     let stats = service.shutdown().await;
     assert_eq!(stats.events, events.len() as u64);
-    assert_eq!(stats.answered, events.len() as u64, "each event answered exactly once");
+    assert_eq!(
+        stats.answered,
+        events.len() as u64,
+        "each event answered exactly once"
+    );
     assert_eq!(stats.batched_events, events.len() as u64);
-    assert_eq!((stats.queue_depth, stats.queued_events, stats.in_flight), (0, 0, 0));
+    assert_eq!(
+        (stats.queue_depth, stats.queued_events, stats.in_flight),
+        (0, 0, 0)
+    );
     assert!(stats.batches >= (events.len() / 32) as u64);
-    assert!(stats.batches_held < stats.batches, "some batches had bad signatures");
+    assert!(
+        stats.batches_held < stats.batches,
+        "some batches had bad signatures"
+    );
 }
 
 #[tokio::test]
@@ -140,7 +160,9 @@ async fn back_pressure_blocks_until_room() {
     // Full: the fifth waits (no timer will flush for an hour).
     let fifth = source.enqueue(events[4].clone());
     tokio::pin!(fifth);
-    assert!(tokio::time::timeout(Duration::from_millis(50), &mut fifth).await.is_err());
+    assert!(tokio::time::timeout(Duration::from_millis(50), &mut fifth)
+        .await
+        .is_err());
     source.flush();
     for t in tickets {
         assert_eq!(t.await.unwrap().verdict, Verdict::Valid);
@@ -153,17 +175,35 @@ async fn back_pressure_blocks_until_room() {
 
 #[tokio::test]
 async fn latency_budget_and_drop_flush() {
-    let service = IngestService::new(IngestConfig::default().workers(1).latency_budget(Duration::from_millis(2)));
+    let service = IngestService::new(
+        IngestConfig::default()
+            .workers(1)
+            .latency_budget(Duration::from_millis(2)),
+    );
     let events = only_valid(3, 3);
     // A lone event is answered once the budget expires, without any flush.
     let source = service.source();
-    assert_eq!(source.submit(events[0].clone()).await.unwrap().verdict, Verdict::Valid);
+    assert_eq!(
+        source.submit(events[0].clone()).await.unwrap().verdict,
+        Verdict::Valid
+    );
     // Dropping a source flushes it, even with a budget of an hour.
-    let service2 = IngestService::new(IngestConfig::default().workers(1).latency_budget(Duration::from_secs(3600)));
+    let service2 = IngestService::new(
+        IngestConfig::default()
+            .workers(1)
+            .latency_budget(Duration::from_secs(3600)),
+    );
     let s2 = service2.source();
     let t = s2.enqueue(events[1].clone()).await.unwrap();
     drop(s2);
-    assert_eq!(tokio::time::timeout(Duration::from_secs(30), t).await.unwrap().unwrap().verdict, Verdict::Valid);
+    assert_eq!(
+        tokio::time::timeout(Duration::from_secs(30), t)
+            .await
+            .unwrap()
+            .unwrap()
+            .verdict,
+        Verdict::Valid
+    );
     assert_eq!(service.stats().batches, 1);
 }
 
@@ -184,7 +224,10 @@ async fn demotion_engages_and_recovers() {
     let mut good = good.into_iter();
     let bad = bad_signature(5);
 
-    async fn batch(source: &nostr_verify::nostr::ingest::Source, events: Vec<Event>) -> Vec<Verdict> {
+    async fn batch(
+        source: &nostr_verify::nostr::ingest::Source,
+        events: Vec<Event>,
+    ) -> Vec<Verdict> {
         let mut ts = Vec::new();
         for e in events {
             ts.push(source.enqueue(e).await.unwrap());
@@ -196,24 +239,44 @@ async fn demotion_engages_and_recovers() {
         }
         out
     }
-    let mixed = |g: &mut dyn Iterator<Item = Event>| vec![g.next().unwrap(), bad.clone(), g.next().unwrap()];
+    let mixed = |g: &mut dyn Iterator<Item = Event>| {
+        vec![g.next().unwrap(), bad.clone(), g.next().unwrap()]
+    };
     use Verdict::{InvalidSignature as Bad, Valid};
 
     // One failed batch: not yet demoted (demote_after = 2); a clean batch resets the count.
-    assert_eq!(batch(&attacker, mixed(&mut good)).await, [Valid, Bad, Valid]);
+    assert_eq!(
+        batch(&attacker, mixed(&mut good)).await,
+        [Valid, Bad, Valid]
+    );
     assert!(!attacker.is_demoted());
     assert_eq!(batch(&attacker, vec![good.next().unwrap()]).await, [Valid]);
-    assert_eq!(batch(&attacker, mixed(&mut good)).await, [Valid, Bad, Valid]);
+    assert_eq!(
+        batch(&attacker, mixed(&mut good)).await,
+        [Valid, Bad, Valid]
+    );
     assert!(!attacker.is_demoted());
     // Second consecutive failure: demoted.
-    assert_eq!(batch(&attacker, mixed(&mut good)).await, [Valid, Bad, Valid]);
+    assert_eq!(
+        batch(&attacker, mixed(&mut good)).await,
+        [Valid, Bad, Valid]
+    );
     assert!(attacker.is_demoted());
     let s = service.stats();
-    assert_eq!((s.demotions, s.batches, s.batches_held, s.single_events), (1, 4, 1, 0));
+    assert_eq!(
+        (s.demotions, s.batches, s.batches_held, s.single_events),
+        (1, 4, 1, 0)
+    );
 
     // While demoted: checked one at a time, same verdicts; the honest source still batches.
-    assert_eq!(batch(&attacker, mixed(&mut good)).await, [Valid, Bad, Valid]);
-    assert_eq!(batch(&honest, vec![good.next().unwrap(), good.next().unwrap()]).await, [Valid, Valid]);
+    assert_eq!(
+        batch(&attacker, mixed(&mut good)).await,
+        [Valid, Bad, Valid]
+    );
+    assert_eq!(
+        batch(&honest, vec![good.next().unwrap(), good.next().unwrap()]).await,
+        [Valid, Valid]
+    );
     assert!(!honest.is_demoted());
     let s = service.stats();
     assert_eq!((s.single_events, s.batches, s.batches_held), (3, 5, 2));
@@ -221,9 +284,15 @@ async fn demotion_engages_and_recovers() {
     // After the demotion period: back to batches.
     tokio::time::sleep(demotion + Duration::from_millis(50)).await;
     assert!(!attacker.is_demoted());
-    assert_eq!(batch(&attacker, vec![good.next().unwrap(), good.next().unwrap()]).await, [Valid, Valid]);
+    assert_eq!(
+        batch(&attacker, vec![good.next().unwrap(), good.next().unwrap()]).await,
+        [Valid, Valid]
+    );
     let s = service.stats();
-    assert_eq!((s.recoveries, s.batches, s.batches_held, s.single_events), (1, 6, 3, 3));
+    assert_eq!(
+        (s.recoveries, s.batches, s.batches_held, s.single_events),
+        (1, 6, 3, 3)
+    );
     assert_eq!(s.hit_rate(), 0.5);
     drop((attacker, honest));
     service.shutdown().await;
@@ -255,13 +324,17 @@ async fn shutdown_drains_buffers_and_queue_then_refuses() {
         Err(IngestError::Closed(e)) => assert_eq!(e, events[0].0),
         other => panic!("expected Closed, got {:?}", other.map(|_| ())),
     }
-    assert!(matches!(handle.source().submit(events[1].0.clone()).await, Err(IngestError::Closed(_))));
+    assert!(matches!(
+        handle.source().submit(events[1].0.clone()).await,
+        Err(IngestError::Closed(_))
+    ));
 }
 
 #[cfg(feature = "nostr-0-44")]
 #[tokio::test]
 async fn nostr_044_events_through_the_service() {
-    let service: IngestService<nostr044::Event> = IngestService::new(IngestConfig::default().workers(1));
+    let service: IngestService<nostr044::Event> =
+        IngestService::new(IngestConfig::default().workers(1));
     let source = service.source();
     let mut tickets = Vec::new();
     for (e, _) in mixed_events(200, 7) {

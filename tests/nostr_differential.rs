@@ -37,13 +37,23 @@ where
     let want: Vec<Verdict> = events.iter().map(V::reference).collect();
 
     // Whole slice, chunks of 512 (the benchmark's shape), odd chunk sizes, one at a time.
-    assert_eq!(events.verify_batch(), want, "{} {what}: whole slice", V::NAME);
+    assert_eq!(
+        events.verify_batch(),
+        want,
+        "{} {what}: whole slice",
+        V::NAME
+    );
     for size in [1, 7, 512] {
         let got: Vec<Verdict> = events.chunks(size).flat_map(|c| c.verify_batch()).collect();
         assert_eq!(got, want, "{} {what}: chunks of {size}", V::NAME);
     }
     for (c, w) in events.chunks(64).zip(want.chunks(64)) {
-        assert_eq!(c.verify_all(), w.iter().all(|v| v.is_valid()), "{} {what}: verify_all", V::NAME);
+        assert_eq!(
+            c.verify_all(),
+            w.iter().all(|v| v.is_valid()),
+            "{} {what}: verify_all",
+            V::NAME
+        );
     }
 
     // [&Event], an iterator, BTreeSet and HashSet (verdicts in their iteration order).
@@ -56,22 +66,44 @@ where
     assert_eq!(set.verify_all(), set_want.iter().all(|v| v.is_valid()));
     let hset: HashSet<V::Event> = events.iter().cloned().collect();
     let hset_want: Vec<Verdict> = hset.iter().map(V::reference).collect();
-    assert_eq!(hset.verify_batch(), hset_want, "{} {what}: HashSet", V::NAME);
+    assert_eq!(
+        hset.verify_batch(),
+        hset_want,
+        "{} {what}: HashSet",
+        V::NAME
+    );
 
     // Single events: verdict and the exact error message of Event::verify.
     for (e, w) in events.iter().zip(&want) {
         assert_eq!(e.verdict_cached(), *w);
         let got = e.verify_cached().err().map(|e| e.to_string());
-        assert_eq!(got, V::reference_message(e), "{} {what}: verify_cached", V::NAME);
+        assert_eq!(
+            got,
+            V::reference_message(e),
+            "{} {what}: verify_cached",
+            V::NAME
+        );
     }
 
     // Partition: order kept on both sides, nothing lost.
     let (valid, rejected) = events.to_vec().partition_verified();
-    let want_valid: Vec<&V::Event> = events.iter().zip(&want).filter(|(_, w)| w.is_valid()).map(|(e, _)| e).collect();
+    let want_valid: Vec<&V::Event> = events
+        .iter()
+        .zip(&want)
+        .filter(|(_, w)| w.is_valid())
+        .map(|(e, _)| e)
+        .collect();
     assert_eq!(valid.iter().collect::<Vec<_>>(), want_valid);
-    let want_rejected: Vec<(&V::Event, Verdict)> =
-        events.iter().zip(&want).filter(|(_, w)| !w.is_valid()).map(|(e, w)| (e, *w)).collect();
-    assert_eq!(rejected.iter().map(|(e, v)| (e, *v)).collect::<Vec<_>>(), want_rejected);
+    let want_rejected: Vec<(&V::Event, Verdict)> = events
+        .iter()
+        .zip(&want)
+        .filter(|(_, w)| !w.is_valid())
+        .map(|(e, w)| (e, *w))
+        .collect();
+    assert_eq!(
+        rejected.iter().map(|(e, v)| (e, *v)).collect::<Vec<_>>(),
+        want_rejected
+    );
 }
 
 fn real_corpus<V: Version>()
@@ -79,7 +111,9 @@ where
     V::Event: VerifyEventExt,
     <V::Event as VerifyEventExt>::Error: Display,
 {
-    let Some(dir) = common::data_dir() else { return };
+    let Some(dir) = common::data_dir() else {
+        return;
+    };
     let lines = lines(&dir, "events-real.jsonl");
     assert_eq!(lines.len(), 5882);
     let events = parse_all::<V>(&lines);
@@ -96,17 +130,28 @@ where
             Verdict::Valid
         };
         assert_eq!(V::reference(e), want, "{} line {line} vs index", V::NAME);
-        assert_eq!(compute_id(e), V::reference_id(e), "{} line {line}: id", V::NAME);
+        assert_eq!(
+            compute_id(e),
+            V::reference_id(e),
+            "{} line {line}: id",
+            V::NAME
+        );
     }
 
     let verdicts = events.verify_batch();
-    let bad: Vec<usize> = (0..verdicts.len()).filter(|&i| verdicts[i] != Verdict::Valid).map(|i| i + 1).collect();
+    let bad: Vec<usize> = (0..verdicts.len())
+        .filter(|&i| verdicts[i] != Verdict::Valid)
+        .map(|i| i + 1)
+        .collect();
     assert_eq!(bad, INVALID_ID_LINES, "{}: the five invalid ids", V::NAME);
     for l in INVALID_ID_LINES {
         assert_eq!(verdicts[l - 1], Verdict::InvalidId);
     }
     assert!(!events.verify_all());
-    assert_eq!(events.iter().map(V::reference).collect::<Vec<_>>(), verdicts);
+    assert_eq!(
+        events.iter().map(V::reference).collect::<Vec<_>>(),
+        verdicts
+    );
     // Every entry point on a sample (the whole corpus through each would take minutes with
     // a one-at-a-time verifier): every 8th event and the invalid ones.
     let sample: Vec<V::Event> = events
@@ -123,11 +168,16 @@ where
     V::Event: VerifyEventExt,
     <V::Event as VerifyEventExt>::Error: Display,
 {
-    let Some(dir) = common::data_dir() else { return };
+    let Some(dir) = common::data_dir() else {
+        return;
+    };
     let lines = lines(&dir, "events-real-embedded.jsonl");
     assert_eq!(lines.len(), 200);
     let events = parse_all::<V>(&lines);
-    for (e, (line, id_ok, sig_ok)) in events.iter().zip(index(&dir, "events-real-embedded.index.tsv")) {
+    for (e, (line, id_ok, sig_ok)) in events
+        .iter()
+        .zip(index(&dir, "events-real-embedded.index.tsv"))
+    {
         assert!(id_ok && sig_ok, "index line {line}");
         assert_eq!(V::reference(e), Verdict::Valid);
     }
@@ -136,12 +186,17 @@ where
     // Lines 144 and 145: same id, two different valid signatures; both must verify.
     assert_eq!(events[143].id_bytes(), events[144].id_bytes());
     assert_ne!(events[143].sig_bytes(), events[144].sig_bytes());
-    assert_eq!(events[143..145].verify_batch(), [Verdict::Valid, Verdict::Valid]);
+    assert_eq!(
+        events[143..145].verify_batch(),
+        [Verdict::Valid, Verdict::Valid]
+    );
     check_all_forms::<V>(&events, "events-real-embedded");
 }
 
 fn malformed<V: Version>() {
-    let Some(dir) = common::data_dir() else { return };
+    let Some(dir) = common::data_dir() else {
+        return;
+    };
     let lines = lines(&dir, "events-real-malformed.jsonl");
     assert_eq!(lines.len(), 2);
     for (i, l) in lines.iter().enumerate() {
@@ -160,19 +215,35 @@ fn constructed<V: Version>(rng: &mut StdRng) -> Vec<serde_json::Value> {
     let mut out = Vec::new();
     for s in tricky_strings() {
         out.push(signer.event(1_700_000_000, 1, &[], &s));
-        out.push(signer.event(0, 0, &[vec![s.clone()], vec!["p".into(), s.clone(), String::new()]], "x"));
-        out.push(signer.event(u64::MAX, u16::MAX, &[vec!["t".into(), s.clone()]], &format!("a{s}b{s}")));
+        out.push(signer.event(
+            0,
+            0,
+            &[vec![s.clone()], vec!["p".into(), s.clone(), String::new()]],
+            "x",
+        ));
+        out.push(signer.event(
+            u64::MAX,
+            u16::MAX,
+            &[vec!["t".into(), s.clone()]],
+            &format!("a{s}b{s}"),
+        ));
     }
     for _ in 0..50 * common::scale() {
         let tags: Vec<Vec<String>> = (0..rng.gen_range(0..4))
-            .map(|_| (0..rng.gen_range(1..4)).map(|_| random_string(rng, 12)).collect())
+            .map(|_| {
+                (0..rng.gen_range(1..4))
+                    .map(|_| random_string(rng, 12))
+                    .collect()
+            })
             .collect();
         let content = random_string(rng, 200);
         out.push(signer.event(rng.gen(), rng.gen(), &tags, &content));
     }
     // Longer than the serializer's 2 KiB staging buffer, escapes on the boundaries.
     for len in [2040usize, 2047, 2048, 2049, 5000] {
-        let content: String = (0..len).map(|i| if i % 683 == 0 { '\u{1}' } else { 'y' }).collect();
+        let content: String = (0..len)
+            .map(|i| if i % 683 == 0 { '\u{1}' } else { 'y' })
+            .collect();
         out.push(signer.event(5, 1, &[vec!["e".into(), content.clone()]], &content));
     }
     out
@@ -185,9 +256,17 @@ where
 {
     let mut rng = StdRng::seed_from_u64(4);
     let values = constructed::<V>(&mut rng);
-    let events: Vec<V::Event> = values.iter().map(|v| V::parse(&v.to_string()).expect("parses")).collect();
+    let events: Vec<V::Event> = values
+        .iter()
+        .map(|v| V::parse(&v.to_string()).expect("parses"))
+        .collect();
     for e in &events {
-        assert_eq!(compute_id(e), V::reference_id(e), "{}: id of {e:?}", V::NAME);
+        assert_eq!(
+            compute_id(e),
+            V::reference_id(e),
+            "{}: id of {e:?}",
+            V::NAME
+        );
         assert_eq!(V::reference(e), Verdict::Valid);
     }
     assert_eq!(events.verify_batch(), vec![Verdict::Valid; events.len()]);
@@ -201,7 +280,8 @@ where
 {
     let mut rng = StdRng::seed_from_u64(44);
     let other = Signer::new(&mut rng);
-    let mut base: Vec<serde_json::Value> = constructed::<V>(&mut rng).into_iter().step_by(3).collect();
+    let mut base: Vec<serde_json::Value> =
+        constructed::<V>(&mut rng).into_iter().step_by(3).collect();
     if let Some(dir) = common::data_dir() {
         let step = (40 / common::scale()).max(1);
         for (i, l) in lines(&dir, "events-real.jsonl").iter().enumerate() {
@@ -237,7 +317,11 @@ where
         assert_eq!(counts[Verdict::Valid as usize], 0, "{m}: {counts:?}");
     }
     for m in ["sig", "sig-r-p", "sig-s-n", "resigned-wrong-key"] {
-        assert!(seen[m][Verdict::InvalidSignature as usize] > 0, "{m}: {:?}", seen[m]);
+        assert!(
+            seen[m][Verdict::InvalidSignature as usize] > 0,
+            "{m}: {:?}",
+            seen[m]
+        );
     }
     assert!(seen["pubkey"][Verdict::InvalidId as usize] > 0);
     assert!(seen["pubkey-other"][Verdict::InvalidId as usize] > 0);
@@ -246,7 +330,12 @@ where
         let end = (start + rng.gen_range(1..300)).min(all.len());
         let chunk = &all[start..end];
         let want: Vec<Verdict> = chunk.iter().map(V::reference).collect();
-        assert_eq!(chunk.verify_batch(), want, "{} mutated [{start}..{end})", V::NAME);
+        assert_eq!(
+            chunk.verify_batch(),
+            want,
+            "{} mutated [{start}..{end})",
+            V::NAME
+        );
         start = end;
     }
     check_all_forms::<V>(&all, "mutated");
@@ -259,7 +348,11 @@ fn invalid_pubkeys<V: Version>() {
     let signer = Signer::new(&mut rng);
     let good = signer.event(1, 1, &[], "hello");
     let mut events = Vec::new();
-    for pk in ["ff".repeat(32), "00".repeat(32), "fffffffffffffffffffffffffffffffffffffffffffffffffffffffefffffc2f".into()] {
+    for pk in [
+        "ff".repeat(32),
+        "00".repeat(32),
+        "fffffffffffffffffffffffffffffffffffffffffffffffffffffffefffffc2f".into(),
+    ] {
         let mut v = good.clone();
         v["pubkey"] = serde_json::json!(pk);
         let e = V045::parse(&v.to_string()).expect("parses");
@@ -323,14 +416,23 @@ fn into_result_matches_nostr_errors() {
     use nostr::error::ErrorKind;
     assert!(Verdict::Valid.into_result().is_ok());
     let e = Verdict::InvalidId.into_result().unwrap_err();
-    assert_eq!((e.kind(), e.to_string()), (ErrorKind::Invalid, "Invalid event ID".to_owned()));
+    assert_eq!(
+        (e.kind(), e.to_string()),
+        (ErrorKind::Invalid, "Invalid event ID".to_owned())
+    );
     let e = Verdict::InvalidSignature.into_result().unwrap_err();
-    assert_eq!((e.kind(), e.to_string()), (ErrorKind::Invalid, "Invalid signature".to_owned()));
+    assert_eq!(
+        (e.kind(), e.to_string()),
+        (ErrorKind::Invalid, "Invalid signature".to_owned())
+    );
     #[cfg(feature = "nostr-0-44")]
     {
         use nostr044::event::Error;
         assert_eq!(Verdict::Valid.into_result_v044(), Ok(()));
         assert_eq!(Verdict::InvalidId.into_result_v044(), Err(Error::InvalidId));
-        assert_eq!(Verdict::InvalidSignature.into_result_v044(), Err(Error::InvalidSignature));
+        assert_eq!(
+            Verdict::InvalidSignature.into_result_v044(),
+            Err(Error::InvalidSignature)
+        );
     }
 }

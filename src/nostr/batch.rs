@@ -22,6 +22,7 @@ pub(crate) enum Mode {
     /// All together through `Verifier::verify_batch`.
     Batch,
     /// One at a time through `Verifier::verify_one` (demoted sources in the ingest service).
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
     Single,
 }
 

@@ -4,7 +4,7 @@
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() {
-//! use nostr::event::EventBuilder;
+//! use nostr::event::{EventBuilder, FinalizeEvent, Kind};
 //! use nostr::key::Keys;
 //! use nostr_verify::nostr::ingest::{IngestConfig, IngestService};
 //! use nostr_verify::Verdict;
@@ -13,10 +13,10 @@
 //! let handle = service.handle(); // Clone, Send: give one to every connection task
 //! let source = handle.source(); // one per connection or peer
 //!
-//! let keys = Keys::generate();
+//! let keys = Keys::parse("6b911fd37cdf5c81d4c0adb1ab7fa822ed253ab0ad9aa18d77257c88b29b718e").unwrap();
 //! let mut tickets = Vec::new();
 //! for i in 0..10 {
-//!     let event = EventBuilder::text_note(format!("{i}")).sign_with_keys(&keys).unwrap();
+//!     let event = EventBuilder::new(Kind::TextNote, format!("{i}")).finalize(&keys).unwrap();
 //!     tickets.push(source.enqueue(event).await.unwrap()); // waits only under back-pressure
 //! }
 //! source.flush(); // e.g. at EOSE: do not wait for the latency budget

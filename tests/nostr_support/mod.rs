@@ -29,7 +29,11 @@ fn verdict_from(id_ok: bool, msg: Option<String>) -> Verdict {
         Some("Invalid event ID") => Verdict::InvalidId,
         Some(_) => Verdict::InvalidSignature,
     };
-    assert_eq!(id_ok, v != Verdict::InvalidId, "Event::verify disagrees with verify_id");
+    assert_eq!(
+        id_ok,
+        v != Verdict::InvalidId,
+        "Event::verify disagrees with verify_id"
+    );
     match (&v, msg.as_deref()) {
         (Verdict::Valid, None)
         | (Verdict::InvalidId, Some("Invalid event ID"))
@@ -94,11 +98,20 @@ pub fn index(dir: &Path, name: &str) -> Vec<(usize, bool, bool)> {
     let text = std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
     let mut rows = text.lines();
     let header: Vec<&str> = rows.next().expect("header").split('\t').collect();
-    let col = |n: &str| header.iter().position(|h| *h == n).unwrap_or_else(|| panic!("column {n}"));
+    let col = |n: &str| {
+        header
+            .iter()
+            .position(|h| *h == n)
+            .unwrap_or_else(|| panic!("column {n}"))
+    };
     let (line, id_ok, sig_ok) = (col("line"), col("id_ok"), col("sig_ok"));
     rows.map(|r| {
         let f: Vec<&str> = r.split('\t').collect();
-        (f[line].parse().expect("line"), f[id_ok] == "1", f[sig_ok] == "1")
+        (
+            f[line].parse().expect("line"),
+            f[id_ok] == "1",
+            f[sig_ok] == "1",
+        )
     })
     .collect()
 }
@@ -150,11 +163,28 @@ impl Signer {
 
 /// Every character a JSON string may need escaped, plus the ones it must not escape.
 pub fn tricky_strings() -> Vec<String> {
-    let mut out: Vec<String> = (0u32..0x20).map(|c| char::from_u32(c).unwrap().to_string()).collect();
+    let mut out: Vec<String> = (0u32..0x20)
+        .map(|c| char::from_u32(c).unwrap().to_string())
+        .collect();
     out.extend(
         [
-            "\u{7f}", "\u{2028}", "\u{2029}", "\"", "\\", "/", "\\/", "\\u0000", "😀", "𝄞", "\u{10ffff}",
-            "\u{fffd}", "é", "日本", "", " ", "\u{0}\u{1}\u{1f}\"\\\n\r\t\u{8}\u{c}",
+            "\u{7f}",
+            "\u{2028}",
+            "\u{2029}",
+            "\"",
+            "\\",
+            "/",
+            "\\/",
+            "\\u0000",
+            "😀",
+            "𝄞",
+            "\u{10ffff}",
+            "\u{fffd}",
+            "é",
+            "日本",
+            "",
+            " ",
+            "\u{0}\u{1}\u{1f}\"\\\n\r\t\u{8}\u{c}",
         ]
         .map(str::to_owned),
     );
@@ -217,10 +247,14 @@ pub fn mutate(v: &Value, m: &str, rng: &mut impl Rng, other: &Signer) -> Value {
             v["content"] = json!(c);
         }
         "content-escape" => {
-            let c = v["content"].as_str().unwrap_or("").to_owned() + &random_string(rng, 4) + "\u{1}";
+            let c =
+                v["content"].as_str().unwrap_or("").to_owned() + &random_string(rng, 4) + "\u{1}";
             v["content"] = json!(c);
         }
-        "tags-add" => v["tags"].as_array_mut().expect("tags").push(json!(["t", random_string(rng, 6)])),
+        "tags-add" => v["tags"]
+            .as_array_mut()
+            .expect("tags")
+            .push(json!(["t", random_string(rng, 6)])),
         "tags-edit" => {
             let tags = v["tags"].as_array_mut().expect("tags");
             if let Some(t) = tags.first_mut().and_then(Value::as_array_mut) {
@@ -242,11 +276,17 @@ pub fn mutate(v: &Value, m: &str, rng: &mut impl Rng, other: &Signer) -> Value {
         "sig" => flip_hex_bit(&mut v, "sig", rng),
         "sig-r-p" => {
             let s = v["sig"].as_str().unwrap().to_owned();
-            v["sig"] = json!(format!("fffffffffffffffffffffffffffffffffffffffffffffffffffffffefffffc2f{}", &s[64..]));
+            v["sig"] = json!(format!(
+                "fffffffffffffffffffffffffffffffffffffffffffffffffffffffefffffc2f{}",
+                &s[64..]
+            ));
         }
         "sig-s-n" => {
             let s = v["sig"].as_str().unwrap().to_owned();
-            v["sig"] = json!(format!("{}fffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141", &s[..64]));
+            v["sig"] = json!(format!(
+                "{}fffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141",
+                &s[..64]
+            ));
         }
         "pubkey" => flip_hex_bit(&mut v, "pubkey", rng),
         "pubkey-other" => v["pubkey"] = json!(other.pubkey_hex()),
