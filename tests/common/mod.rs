@@ -30,9 +30,5 @@ pub fn data_dir() -> Option<PathBuf> {
 
 /// The count multiplier from `SECP_DIFF_SCALE` (default 1).
 pub fn scale() -> usize {
-    std::env::var("SECP_DIFF_SCALE")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1)
-        .max(1)
+    std::env::var("SECP_DIFF_SCALE").ok().and_then(|s| s.parse().ok()).unwrap_or(1).max(1)
 }
