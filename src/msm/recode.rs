@@ -51,13 +51,23 @@ pub fn wnaf_u128(k: u128, w: usize, naf: &mut [i8]) -> usize {
     let mut carry = 0u32;
     let mut len = 0;
     let mut i = 0usize;
-    while i < WNAF_U128_DIGITS {
-        let rest = k.checked_shr(i as u32).unwrap_or(0);
-        if (rest as u32 & 1) == carry {
-            // bit + carry is even: digit 0, the carry (if any) moves up unchanged.
-            i += 1;
-            continue;
+    loop {
+        // Skip the positions where bit + carry is even (digit 0): runs of zeros without a
+        // carry, runs of ones with one (the carry moves up unchanged).
+        let rest = if i < 128 { k >> i } else { 0 };
+        if carry == 0 && rest == 0 {
+            break;
         }
+        // With a carry, !rest has ones above bit 127 − i, so the skip stops at bit 128 at
+        // the latest, where the carry becomes the final digit +1.
+        let skip = if carry == 0 {
+            rest.trailing_zeros()
+        } else {
+            (!rest).trailing_zeros()
+        };
+        i += skip as usize;
+        debug_assert!(i < WNAF_U128_DIGITS);
+        let rest = if i < 128 { k >> i } else { 0 };
         // Odd word in [1, 2^w − 1] (it cannot be 2^w: that needs bit i = carry = 1).
         let word = (rest as u32 & mask) + carry;
         carry = word >> (w - 1);
