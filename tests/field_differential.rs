@@ -270,7 +270,9 @@ fn maximum_magnitude_limbs() {
         assert_eq!(a.normalizes_to_zero(), va.is_zero());
         if m < 32 {
             assert_eq!(value(&a.negate(m)), (&p - &va) % &p, "negate({m})");
-            assert!(a.add(&a.negate(m)).normalizes_to_zero());
+            if 2 * m < 32 {
+                assert!(a.add(&a.negate(m)).normalizes_to_zero());
+            }
         }
     }
     // Multiples of p at high magnitude must normalize to zero; p + 1 multiples to one.

@@ -84,7 +84,7 @@ impl FieldElement5x52 {
 }
 
 impl FieldElement {
-    /// Zero (normalized).
+    /// Zero (normalized, magnitude 0: `ZERO.negate(0)` is valid and gives 2p).
     pub const ZERO: Self = Self(Inner::ZERO);
     /// One (normalized).
     pub const ONE: Self = Self(Inner::ONE);

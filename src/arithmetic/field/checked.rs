@@ -21,7 +21,7 @@ pub(crate) struct FieldElementChecked {
 }
 
 impl FieldElementChecked {
-    pub(crate) const ZERO: Self = Self::new_const(FieldElement5x52::ZERO, 1, true);
+    pub(crate) const ZERO: Self = Self::new_const(FieldElement5x52::ZERO, 0, true);
     pub(crate) const ONE: Self = Self::new_const(FieldElement5x52::ONE, 1, true);
 
     /// Wraps limbs and asserts that they respect the stated magnitude (and, if
