@@ -15,6 +15,29 @@
 //! proved on the private
 //! `reduce_wide` beside the carries.
 //!
+//! # Example
+//!
+//! ```
+//! use nostr_verify::arithmetic::scalar::{Scalar, WideSum};
+//!
+//! // s must be < n (BIP-340 rejects it otherwise); e = H(..) is reduced mod n.
+//! let s = Scalar::from_bytes_checked(&[0x11; 32]).expect("below n");
+//! let e = Scalar::from_bytes_reduced(&[0xff; 32]);
+//! assert!(Scalar::from_bytes_checked(&[0xff; 32]).is_none());
+//!
+//! // k = k1 + k2·λ with |k1|, |k2| < 2^128, signs in the flags.
+//! let k = s.mul(&e).negate();
+//! assert_eq!(k.split_lambda().recombine(), k);
+//!
+//! // Σ aᵢ·sᵢ with 128-bit weights, reduced once.
+//! let mut sum = WideSum::ZERO;
+//! sum.add_mul_u128(&s, 3);
+//! sum.add_mul_u128(&e, u128::MAX);
+//! let expect = s.mul(&Scalar::from_u64(3)).add(&e.mul(&Scalar::from_u128(u128::MAX)));
+//! assert_eq!(sum.reduce(), expect);
+//! assert_eq!(e.mul(&e.invert_vartime()), Scalar::ONE);
+//! ```
+//!
 //! # Timing
 //!
 //! `add`, `negate`, `sub` and `mul` contain no branches on the values (selections use
