@@ -505,13 +505,15 @@ fn limbs_from_be(b: &[u8; 32]) -> [u64; 4] {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use num_bigint::BigUint;
     use num_traits::{One, Zero};
     use rand::{rngs::StdRng, Rng, SeedableRng};
 
-    fn scale() -> usize {
+    /// The count multiplier from `SECP_DIFF_SCALE` (default 1), for the unit tests of
+    /// `scalar`, `scalar::glv` and `msm::recode`.
+    pub(crate) fn scale() -> usize {
         std::env::var("SECP_DIFF_SCALE")
             .ok()
             .and_then(|s| s.parse().ok())
