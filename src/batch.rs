@@ -36,7 +36,10 @@
 //! right half is known to fail and is split without being tested; otherwise both are
 //! searched. At every failing node one signature chosen with the weights is checked with
 //! libsecp256k1 first: if it is invalid, failures are dense there and the whole node is
-//! checked one at a time. Nodes of at most [`LEAF`] signatures are checked one at a time.
+//! checked one at a time. Nodes of at most `LEAF` (4) signatures are checked one at a time.
+//! A batch of 128 or more first has one signature checked by libsecp256k1 before the
+//! equation: if that one is invalid, the whole batch goes one at a time, so a flood of
+//! invalid signatures costs about what one-at-a-time verification costs.
 //! Every `false` verdict from the equation path is therefore libsecp256k1's own.
 //!
 //! Per-signature pre-checks (`r ≥ p`, `s ≥ n`, `r` not an x coordinate, key not an x
@@ -66,6 +69,10 @@ pub const MIN_BATCH: usize = 4;
 
 /// Narrowing checks nodes of at most this many signatures one at a time.
 pub(crate) const LEAF: usize = 4;
+
+/// From this many signatures on, one signature is checked with libsecp256k1 before the
+/// equation (see [`Verifier::narrow`]).
+pub(crate) const PROBE_FIRST: usize = 128;
 
 /// The tag of the weight derivation.
 const WEIGHTS_TAG: &[u8] = b"nostr-verify/batch-weights";
@@ -581,6 +588,21 @@ impl Verifier {
                 ok[self.work.prep[j].idx as usize] = self.single(sigs, j);
             }
             return;
+        }
+        if !failed && lo == 0 && hi == self.work.prep.len() && m >= PROBE_FIRST {
+            // A large batch: check one signature (picked by the weights) with libsecp256k1
+            // before the equation. If it is invalid, failures are likely dense (a flood of
+            // bad signatures): check everything one at a time instead of paying for the
+            // equation too. Otherwise it costs one single check per batch.
+            let probe = (self.work.prep[m / 2].a as usize) % m;
+            let v = self.single(sigs, probe);
+            ok[self.work.prep[probe].idx as usize] = v;
+            if !v {
+                for j in (0..m).filter(|&j| j != probe) {
+                    ok[self.work.prep[j].idx as usize] = self.single(sigs, j);
+                }
+                return;
+            }
         }
         if !failed {
             self.stats.batches += 1;

@@ -334,7 +334,12 @@ fn valid_batches_are_accepted_by_the_equation() {
             2 * n as u64,
             "n {n}"
         );
-        assert_eq!(after.single_checked, before.single_checked, "n {n}");
+        // At most one single check: the probe made before the equation of a large batch.
+        assert_eq!(
+            after.single_checked - before.single_checked,
+            (n >= 128) as u64,
+            "n {n}"
+        );
     }
     // One bad signature: narrowing accepts the others by equations, and the bad one is found by
     // libsecp256k1 (at most a handful of single checks).
