@@ -13,7 +13,7 @@ mod cpu_time;
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion};
-use nostr_verify::arithmetic::scalar::Scalar;
+use nostr_verify::arithmetic::scalar::{Scalar, WideSum};
 use nostr_verify::msm::recode::{
     signed_digits, signed_digits_u128, windows_u128, wnaf_u128, WNAF_U128_DIGITS,
 };
@@ -113,6 +113,15 @@ fn summary() {
     let add_tweak = median_ns(samples, iters, || {
         sk2 = sk2.add_tweak(black_box(&tw)).unwrap()
     });
+    let mut z = s[0];
+    let mul_u128 = median_ns(samples, iters, || z = z.mul_u128(black_box(k[1])));
+    let mut wide = WideSum::ZERO;
+    let wide_add = median_ns(samples, iters, || {
+        wide.add_mul_u128(black_box(&s[2]), black_box(k[3]))
+    });
+    let wide_reduce = median_ns(samples, iters, || {
+        black_box(black_box(&wide).reduce());
+    });
     let mut i = 0;
     let split = median_ns(samples, iters, || {
         i = (i + 1) % COUNT;
@@ -142,7 +151,7 @@ fn summary() {
         signed_digits(black_box(&limbs), 256, 7, &mut out256);
         black_box(&out256);
     });
-    black_box((x, y, sk, sk2));
+    black_box((x, y, z, sk, sk2));
 
     println!("\nSummary (median thread CPU time per call, {samples} samples × {iters} calls):");
     println!("| op | ours | libsecp256k1 in-run | ratio | libsecp256k1 bench_internal | ratio |");
@@ -161,6 +170,8 @@ fn summary() {
         inv / 1e3,
         inv / 1040.0
     );
+    println!("| scalar mul_u128 (chain) | {mul_u128:.1} ns | | | | |");
+    println!("| WideSum add_mul_u128 / reduce | {wide_add:.1} / {wide_reduce:.1} ns | | | | |");
     println!("| wnaf_u128 w=5 | {wnaf5:.1} ns | | | | |");
     println!(
         "| signed_digits_u128 c=5 / 7 / 10 | {d5:.1} / {d7:.1} / {d10:.1} ns ({} / {} / {} windows) | | | | |",

@@ -15,6 +15,29 @@
 //! proved on the private
 //! `reduce_wide` beside the carries.
 //!
+//! # Example
+//!
+//! ```
+//! use nostr_verify::arithmetic::scalar::{Scalar, WideSum};
+//!
+//! // s must be < n (BIP-340 rejects it otherwise); e = H(..) is reduced mod n.
+//! let s = Scalar::from_bytes_checked(&[0x11; 32]).expect("below n");
+//! let e = Scalar::from_bytes_reduced(&[0xff; 32]);
+//! assert!(Scalar::from_bytes_checked(&[0xff; 32]).is_none());
+//!
+//! // k = k1 + k2·λ with |k1|, |k2| < 2^128, signs in the flags.
+//! let k = s.mul(&e).negate();
+//! assert_eq!(k.split_lambda().recombine(), k);
+//!
+//! // Σ aᵢ·sᵢ with 128-bit weights, reduced once.
+//! let mut sum = WideSum::ZERO;
+//! sum.add_mul_u128(&s, 3);
+//! sum.add_mul_u128(&e, u128::MAX);
+//! let expect = s.mul(&Scalar::from_u64(3)).add(&e.mul(&Scalar::from_u128(u128::MAX)));
+//! assert_eq!(sum.reduce(), expect);
+//! assert_eq!(e.mul(&e.invert_vartime()), Scalar::ONE);
+//! ```
+//!
 //! # Timing
 //!
 //! `add`, `negate`, `sub` and `mul` contain no branches on the values (selections use
@@ -23,6 +46,7 @@
 //! `_vartime`.
 
 pub mod glv;
+pub mod safegcd;
 
 pub use glv::GlvSplit;
 
@@ -391,17 +415,90 @@ impl Scalar {
         r
     }
 
-    /// The inverse modulo n (0 maps to 0), by Fermat: self^(n−2).
+    /// The inverse modulo n (0 maps to 0), by variable-time safegcd ([`safegcd`]).
     ///
-    /// Cost: 252 squarings and at most 77 multiplications (fixed 4-bit windows); it is not
-    /// on the batch verifier's per-signature path.
+    /// # Variable time
+    ///
+    /// Running time depends on the value.
+    pub fn invert_vartime(&self) -> Self {
+        const MODULUS_N: safegcd::Modulus = safegcd::Modulus::new(N);
+        Scalar(safegcd::invert_vartime(&self.0, &MODULUS_N))
+    }
+
+    /// The inverse modulo n (0 maps to 0) by Fermat, self^(n−2) with fixed 4-bit windows
+    /// (252 squarings, at most 77 multiplications): a slow, simple cross-check for
+    /// [`Scalar::invert_vartime`].
     ///
     /// # Variable time
     ///
     /// The exponent is the public constant n − 2; the zero-window skips depend only on it.
-    pub fn invert_vartime(&self) -> Self {
+    pub fn invert_fermat(&self) -> Self {
         const N_MINUS_2: [u64; 4] = [N[0] - 2, N[1], N[2], N[3]];
         self.pow_vartime(&N_MINUS_2)
+    }
+}
+
+/// An unreduced sum Σ sᵢ·aᵢ of scalars times 128-bit integers, reduced mod n once at the end
+/// (lazy reduction: each term costs 8 limb products and no reduction, against a full
+/// [`Scalar::mul`] and [`Scalar::add`]).
+///
+/// Kept as a 512-bit integer. Each term is below n·2^128 < 2^384, so fewer than 2^128 terms
+/// cannot overflow; the batch verifier adds a few thousand.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WideSum([u64; 8]);
+
+impl WideSum {
+    /// The empty sum.
+    pub const ZERO: Self = WideSum([0; 8]);
+
+    /// self += s·a (exact, no reduction).
+    #[inline]
+    pub fn add_mul_u128(&mut self, s: &Scalar, a: u128) {
+        let (a0, a1) = (a as u64, (a >> 64) as u64);
+        let s = &s.0;
+        let l = &mut self.0;
+        let mut acc = Acc::new();
+        acc.add(l[0]);
+        acc.mac(s[0], a0);
+        l[0] = acc.take();
+        acc.add(l[1]);
+        acc.mac(s[0], a1);
+        acc.mac(s[1], a0);
+        l[1] = acc.take();
+        acc.add(l[2]);
+        acc.mac(s[1], a1);
+        acc.mac(s[2], a0);
+        l[2] = acc.take();
+        acc.add(l[3]);
+        acc.mac(s[2], a1);
+        acc.mac(s[3], a0);
+        l[3] = acc.take();
+        acc.add(l[4]);
+        acc.mac(s[3], a1);
+        l[4] = acc.take();
+        acc.add(l[5]);
+        l[5] = acc.take();
+        acc.add(l[6]);
+        l[6] = acc.take();
+        acc.add(l[7]);
+        l[7] = acc.take();
+        debug_assert_eq!(acc.take(), 0, "WideSum overflow (2^128 terms?)");
+    }
+
+    /// The sum modulo n.
+    #[inline]
+    pub fn reduce(&self) -> Scalar {
+        Scalar(reduce_wide(&self.0))
+    }
+}
+
+impl Scalar {
+    /// self · a mod n for a 128-bit a (the product has at most 384 bits).
+    #[inline]
+    pub fn mul_u128(&self, a: u128) -> Self {
+        let mut w = WideSum::ZERO;
+        w.add_mul_u128(self, a);
+        w.reduce()
     }
 }
 
@@ -418,13 +515,15 @@ fn limbs_from_be(b: &[u8; 32]) -> [u64; 4] {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use num_bigint::BigUint;
     use num_traits::{One, Zero};
     use rand::{rngs::StdRng, Rng, SeedableRng};
 
-    fn scale() -> usize {
+    /// The count multiplier from `SECP_DIFF_SCALE` (default 1), for the unit tests of
+    /// `scalar`, `scalar::glv` and `msm::recode`.
+    pub(crate) fn scale() -> usize {
         std::env::var("SECP_DIFF_SCALE")
             .ok()
             .and_then(|s| s.parse().ok())
@@ -627,6 +726,11 @@ mod tests {
             let x = big(&a);
             let expect = x.modpow(&(&n - 2u32), &n);
             assert_eq!(big(&inv), expect, "invert {a:?}");
+            assert_eq!(
+                a.invert_fermat(),
+                inv,
+                "Fermat and safegcd disagree on {a:?}"
+            );
             if !a.is_zero() {
                 assert_eq!(a.mul(&inv), Scalar::ONE);
             } else {
@@ -656,5 +760,44 @@ mod tests {
         let a = Scalar::from_u64(7);
         assert_eq!(a.pow_vartime(&[0; 4]), Scalar::ONE);
         assert_eq!(a.pow_vartime(&[1, 0, 0, 0]), a);
+    }
+
+    #[test]
+    fn wide_sum_and_mul_u128_match_bigint() {
+        let n = n_big();
+        let mut rng = StdRng::seed_from_u64(6);
+        let edges: Vec<Scalar> = edge_values()
+            .iter()
+            .map(|v| Scalar::from_bytes_reduced(&bytes32(v)))
+            .collect();
+        let edge_a = [0u128, 1, u128::MAX, 1 << 127, (1 << 64) - 1, 1 << 64];
+        for s in &edges {
+            for &a in &edge_a {
+                let expect = (big(s) * BigUint::from(a)) % &n;
+                assert_eq!(big(&s.mul_u128(a)), expect, "{s:?} * {a:#x}");
+            }
+        }
+        for round in 0..20 * scale() {
+            // Sums of up to 3000 terms; the first rounds use only maximal terms.
+            let terms = [1usize, 2, 3000, 257][round % 4];
+            let mut w = WideSum::ZERO;
+            let mut expect = BigUint::zero();
+            let mut reference = Scalar::ZERO;
+            for _ in 0..terms {
+                let (s, a) = if round < 4 {
+                    (Scalar::ONE.negate(), u128::MAX)
+                } else {
+                    (
+                        Scalar::from_bytes_reduced(&random_bytes(&mut rng)),
+                        rng.gen::<u128>(),
+                    )
+                };
+                w.add_mul_u128(&s, a);
+                expect += big(&s) * BigUint::from(a);
+                reference = reference.add(&s.mul(&Scalar::from_u128(a)));
+            }
+            assert_eq!(big(&w.reduce()), &expect % &n);
+            assert_eq!(w.reduce(), reference);
+        }
     }
 }

@@ -183,17 +183,10 @@ pub fn signed_digits(k: &[u64], bits: usize, c: usize, out: &mut [i32]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::arithmetic::scalar::tests::scale;
     use num_bigint::BigInt;
     use num_traits::Zero;
     use rand::{rngs::StdRng, Rng, SeedableRng};
-
-    fn scale() -> usize {
-        std::env::var("SECP_DIFF_SCALE")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(1)
-            .max(1)
-    }
 
     /// 0, 1, 2^128 − 1, 2^127, 2^64 ± 1, every 2^i and 2^i − 1, alternating patterns, and
     /// values whose windows are all exactly 2^(c−1) or 2^(c−1) + 1 for some c.

@@ -230,18 +230,11 @@ impl GlvSplit {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::arithmetic::scalar::tests::scale;
     use num_bigint::{BigInt, BigUint, Sign};
     use num_integer::Integer;
     use num_traits::{One, Signed, Zero};
     use rand::{rngs::StdRng, Rng, SeedableRng};
-
-    fn scale() -> usize {
-        std::env::var("SECP_DIFF_SCALE")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(1)
-            .max(1)
-    }
 
     fn hexint(s: &str) -> BigInt {
         BigInt::parse_bytes(s.as_bytes(), 16).unwrap()

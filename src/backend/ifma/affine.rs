@@ -19,7 +19,7 @@
 use super::field8::{carry, is_zero_normalized, mul, normalize, select, sqr, sub, Fe8};
 use core::arch::x86_64::_mm512_setzero_si512;
 
-/// Affine coordinates (x₁, y₁, x₂, y₂) of one pair, normalized limbs.
+/// Affine coordinates (x₁, y₁, x₂, y₂) of one pair: limbs < 2^62 (normalized in lanes).
 pub(crate) type PairLimbs = [[u64; 5]; 4];
 
 /// Padding for the tail lanes: (0, 0) + (1, 0), so Δx = 1 leaves the lane product alone.
@@ -69,12 +69,13 @@ pub(crate) fn add_pairs(
                 PAD
             }
         });
-        let x1 = Fe8::from_lanes(&pairs.map(|p| p[0]));
-        let y1 = Fe8::from_lanes(&pairs.map(|p| p[1]));
-        let x2 = Fe8::from_lanes(&pairs.map(|p| p[2]));
-        let y2 = Fe8::from_lanes(&pairs.map(|p| p[3]));
-        // Inputs normalized, so sub's limbs are < 2^54: normalize (for the zero test) and
-        // carry make them IFMA-ready.
+        // Any limbs < 2^62 in; carried here, which is all sub needs (its subtrahend carried).
+        let x1 = carry(&Fe8::from_lanes(&pairs.map(|p| p[0])));
+        let y1 = carry(&Fe8::from_lanes(&pairs.map(|p| p[1])));
+        let x2 = carry(&Fe8::from_lanes(&pairs.map(|p| p[2])));
+        let y2 = carry(&Fe8::from_lanes(&pairs.map(|p| p[3])));
+        // Sub's limbs are < 2^54: normalize (canonical, for the zero test) and carry make
+        // them IFMA-ready.
         let dx = normalize(&sub(&x2, &x1));
         let dy = carry(&sub(&y2, &y1));
         let zero = is_zero_normalized(&dx);

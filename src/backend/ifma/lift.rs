@@ -94,8 +94,9 @@ pub(crate) fn lift_block(xs: &[Fe8; K]) -> ([Fe8; K], [__mmask8; K]) {
     (ys, ok)
 }
 
-/// lift_x for `n` normalized x-coordinates read through `get`, results written through
-/// `put(i, Some(even y))` or `put(i, None)`. Blocks of 16, the tail padded with a valid x.
+/// lift_x for `n` x-coordinates read through `get` (any limbs < 2^62; they are normalized
+/// here), results written through `put(i, Some(even y))` or `put(i, None)`. Blocks of 16,
+/// the tail padded with a valid x.
 #[target_feature(enable = "avx512f,avx512ifma,avx512vl")]
 pub(crate) fn lift_x_many(
     n: usize,
@@ -113,7 +114,7 @@ pub(crate) fn lift_x_many(
                     *l = get(i);
                 }
             }
-            *x = Fe8::from_lanes(&lanes);
+            *x = normalize(&Fe8::from_lanes(&lanes));
         }
         let (ys, ok) = lift_block(&xs);
         for k in 0..K {

@@ -384,3 +384,65 @@ fn affine_adds_match_twin_and_bigint() {
         }
     }
 }
+
+/// The kernels accept any limbs < 2^62 (every `FieldElement` magnitude) and normalize in
+/// lanes: x + k·p written with oversized limbs gives the same results as x.
+#[test]
+fn kernels_normalize_oversized_input_limbs() {
+    if cpu().is_none() {
+        return;
+    }
+    let mut rng = StdRng::seed_from_u64(6);
+    let p = p();
+    // v + k·p (k ≤ 31) split into limbs 0..3 of 52 bits and a top limb of up to 53 bits, then
+    // up to 32·2^52 moved from limb 4 into limb 3 (limb 3 up to ~2^57).
+    let widen = |l: &Limbs, k: u32| -> Limbs {
+        let v = big(l) + &p * BigUint::from(k);
+        let mut out = from_big(&(&v % (BigUint::from(1u8) << 208)));
+        out[4] = (&v >> 208usize).iter_u64_digits().next().unwrap_or(0);
+        let j = out[4].min(1 << 5);
+        out[4] -= j;
+        out[3] += j << 52;
+        out
+    };
+    let pts = random_points(&mut rng, 19);
+    let xs: Vec<Limbs> = pts.iter().map(|pt| pt.0).collect();
+    let mut plain = vec![None; xs.len()];
+    let mut wide = vec![None; xs.len()];
+    // SAFETY: features detected (checked at the top of the test).
+    unsafe {
+        lift::lift_x_many(xs.len(), |i| xs[i], |i, y| plain[i] = y);
+        lift::lift_x_many(xs.len(), |i| widen(&xs[i], 31), |i, y| wide[i] = y);
+    }
+    assert_eq!(plain, wide);
+    assert!(
+        widen(&xs[0], 31).iter().any(|&l| l >= 1 << 52),
+        "the test input is oversized"
+    );
+    let (a, b) = (&pts[..9], &pts[9..18]);
+    let mut r1 = vec![([0u64; 5], [0u64; 5]); 9];
+    let mut r2 = r1.clone();
+    // SAFETY: features detected (checked at the top of the test).
+    unsafe {
+        affine::add_pairs(
+            9,
+            |i| [a[i].0, a[i].1, b[i].0, b[i].1],
+            invert8_twin,
+            |i, x, y| r1[i] = (x, y),
+        );
+        affine::add_pairs(
+            9,
+            |i| {
+                [
+                    widen(&a[i].0, 7),
+                    widen(&a[i].1, 30),
+                    widen(&b[i].0, 31),
+                    widen(&b[i].1, 1),
+                ]
+            },
+            invert8_twin,
+            |i, x, y| r2[i] = (x, y),
+        );
+    }
+    assert_eq!(r1, r2);
+}
