@@ -74,6 +74,17 @@ pub struct Scratch {
     dbl_aff: Vec<AffinePoint>,
 }
 
+/// Equality of two normalized field elements, limb by limb (the lowest limb almost always
+/// decides; an inlined compare instead of a `memcmp` call in the hot loop).
+#[inline(always)]
+fn same_limbs(
+    a: &crate::arithmetic::field::FieldElement,
+    b: &crate::arithmetic::field::FieldElement,
+) -> bool {
+    let (a, b) = (a.raw_limbs(), b.raw_limbs());
+    a[0] == b[0] && a[1] == b[1] && a[2] == b[2] && a[3] == b[3] && a[4] == b[4]
+}
+
 /// The number of windows for width c: ⌈129/c⌉.
 pub fn windows(c: usize) -> usize {
     windows_u128(c)
@@ -233,8 +244,8 @@ fn window_sums_vartime(
             for pq in &mut pairs {
                 any_pair = true;
                 let (p, q) = (&pq[0], &pq[1]);
-                if p.x.raw_limbs() == q.x.raw_limbs() {
-                    if p.y.raw_limbs() == q.y.raw_limbs() {
+                if same_limbs(&p.x, &q.x) {
+                    if same_limbs(&p.y, &q.y) {
                         // The same point twice: a doubling (never the identity: secp256k1 has
                         // no point of order 2).
                         s.dbl.push((
