@@ -7,11 +7,16 @@
 //!
 //! The event object itself is decoded by `nostr::event::Event::from_json`, so "is this an event"
 //! means exactly what it means to rust-nostr (hex lengths, field types, x-only public key on the
-//! curve, …); its error text is kept in the reason.
+//! curve, …); its error text is kept in the reason. On top of that, `id`, `pubkey` and `sig` must
+//! be lowercase hex of exactly 64, 64 and 128 characters, as NIP-01 defines them: rust-nostr also
+//! accepts bech32 (`npub1…`, `note1…`), `nostr:` URIs and over-long hex there, which other
+//! relays and tools reject, so such lines are reported rather than passed on as valid.
 
 use core::fmt;
 use nostr::event::Event;
+use serde::Deserialize;
 use serde_json::value::RawValue;
+use std::borrow::Cow;
 
 /// Why a line does not hold an event. `Display` gives the text written to `--rejects` files.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -83,12 +88,47 @@ pub fn parse_line(bytes: &[u8]) -> Result<Option<Found>, Problem> {
         }
     };
     let event = Event::from_json(object).map_err(|e| Problem::BadEvent(e.to_string()))?;
+    check_hex_fields(object)?;
     // `object` is a sub-slice of `text`, so its offset is a pointer difference.
     let start = object.as_ptr() as usize - text.as_ptr() as usize;
     Ok(Some(Found {
         event,
         span: (start, start + object.len()),
     }))
+}
+
+/// The three hex fields of an event object, borrowed where possible; other fields are skipped.
+#[derive(Deserialize)]
+struct HexFields<'a> {
+    #[serde(borrow)]
+    id: Cow<'a, str>,
+    #[serde(borrow)]
+    pubkey: Cow<'a, str>,
+    #[serde(borrow)]
+    sig: Cow<'a, str>,
+}
+
+/// NIP-01's encoding of `id`, `pubkey` and `sig`: lowercase hex of 64, 64 and 128 characters.
+fn check_hex_fields(object: &str) -> Result<(), Problem> {
+    let fields: HexFields<'_> =
+        serde_json::from_str(object).map_err(|e| Problem::BadEvent(e.to_string()))?;
+    for (name, value, want) in [
+        ("id", &fields.id, 64),
+        ("pubkey", &fields.pubkey, 64),
+        ("sig", &fields.sig, 128),
+    ] {
+        let lower_hex = value
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+        if value.len() != want || !lower_hex {
+            let shown: String = value.chars().take(16).collect();
+            return Err(Problem::BadEvent(format!(
+                "{name} must be {want} lowercase hex characters, got {} characters \"{shown}…\"",
+                value.chars().count()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The event object inside `["EVENT", sub, {…}]` or `["EVENT", {…}]`.
@@ -183,5 +223,33 @@ mod tests {
             parse_line(&EVENT.as_bytes()[..100]).unwrap_err(),
             Problem::BadEvent(_)
         ));
+    }
+
+    #[test]
+    fn hex_fields_must_be_nip01_hex() {
+        // Each edit below still parses with `Event::from_json`; the NIP-01 check rejects it.
+        let edits = [
+            ("\",\"created_at\"", "00\",\"created_at\""), // pubkey of 66 characters
+            ("\"pubkey\":\"79be", "\"pubkey\":\"79BE"),   // uppercase hex
+            ("\"id\":\"b0d9", "\"id\":\"B0d9"),           // uppercase in the id
+        ];
+        for (from, to) in edits {
+            let edited = EVENT.replacen(from, to, 1);
+            assert_ne!(edited, EVENT);
+            assert!(
+                Event::from_json(&edited).is_ok(),
+                "rust-nostr accepts {edited}"
+            );
+            let err = parse_line(edited.as_bytes()).unwrap_err();
+            assert!(
+                matches!(&err, Problem::BadEvent(m) if m.contains("lowercase hex")),
+                "{err}"
+            );
+        }
+        // An escaped hex digit is still the same string.
+        let escaped = EVENT.replacen("\"id\":\"b", "\"id\":\"\\u0062", 1);
+        assert_ne!(escaped, EVENT);
+        let found = parse_line(escaped.as_bytes()).expect("still an event");
+        assert!(found.is_some());
     }
 }
