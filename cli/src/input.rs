@@ -88,6 +88,18 @@ impl Input {
     }
 }
 
+impl Input {
+    /// Wraps an in-memory or other reader (not gunzipped), e.g. for tests and embedding.
+    pub fn from_reader(name: &str, reader: impl BufRead + Send + 'static) -> Input {
+        Input {
+            name: name.to_string(),
+            size: None,
+            reader: Box::new(reader),
+            raw_bytes: Arc::default(),
+        }
+    }
+}
+
 /// What [`read_line_capped`] found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LineRead {

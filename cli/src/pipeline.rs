@@ -215,6 +215,9 @@ where
             thread::spawn(move || work(&rx, &tx))
         })
         .collect();
+    // Only the workers hold the chunk receiver and the result sender from here on, so each side
+    // sees the other hang up (a callback error must not leave the reader blocked on a send).
+    drop(chunk_rx);
     drop(done_tx);
 
     let mut progress = Progress::new(opts.progress, total_size);
@@ -461,4 +464,123 @@ fn process(chunk: &Chunk) -> Vec<Outcome> {
         };
     }
     outcomes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Lines of every kind: blank, not JSON, wrong-id events, relay messages.
+    fn mixed_input(n: usize) -> Vec<u8> {
+        let mut out = Vec::new();
+        for i in 0..n {
+            let line = match i % 5 {
+                0 => String::new(),
+                1 => format!("garbage {i}"),
+                2 => format!(
+                    r#"{{"id":"{i:064x}","pubkey":"79be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798","created_at":{i},"kind":1,"tags":[],"content":"","sig":"{:0128x}"}}"#,
+                    0
+                ),
+                3 => format!("[\"EVENT\",\"s\",{{\"kind\":{i}}}]"),
+                _ => "x".repeat(2 * i),
+            };
+            out.extend_from_slice(line.as_bytes());
+            out.push(b'\n');
+        }
+        out
+    }
+
+    fn records(opts: &Options, input: &[u8]) -> (Vec<(u64, String)>, Summary) {
+        let mut seen = Vec::new();
+        let input = Input::from_reader("mem", io::Cursor::new(input.to_vec()));
+        let summary = run(vec![input], opts, |pos, rec| {
+            let what = match rec {
+                Record::Valid { .. } => "valid".to_string(),
+                Record::Duplicate { first, .. } => format!("dup of {}", first.line),
+                Record::InvalidId(e) => format!("invalid id {}", e.id),
+                Record::InvalidSignature(e) => format!("invalid sig {}", e.id),
+                Record::Unparseable(p) => p.to_string(),
+            };
+            seen.push((pos.line, what));
+            Ok(())
+        })
+        .expect("no callback errors");
+        (seen, summary)
+    }
+
+    #[test]
+    fn order_and_counts_do_not_depend_on_chunking_or_threads() {
+        let input = mixed_input(300);
+        let mut reference = Options::new(1);
+        reference.max_line_bytes = 400;
+        let (want, want_summary) = records(&reference, &input);
+        assert_eq!(want.len(), 240, "blank lines are not handed on");
+        assert_eq!(want_summary.invalid_id, 60);
+        assert_eq!(want_summary.unparseable, 180);
+        assert!(want
+            .iter()
+            .any(|(_, r)| r.contains("line too long (408 bytes, limit 400)")));
+        for (threads, chunk_lines, in_flight) in [(4, 1, 1), (3, 2, 2), (2, 7, 8), (5, 1, 64)] {
+            let mut opts = Options::new(threads);
+            opts.max_line_bytes = 400;
+            opts.chunk_lines = chunk_lines;
+            opts.chunk_bytes = 64;
+            opts.in_flight = in_flight;
+            let (got, summary) = records(&opts, &input);
+            assert_eq!(got, want, "threads {threads}, chunks of {chunk_lines}");
+            assert_eq!(
+                Summary {
+                    seconds: 0.0,
+                    ..summary
+                },
+                Summary {
+                    seconds: 0.0,
+                    ..want_summary.clone()
+                }
+            );
+        }
+    }
+
+    #[test]
+    fn callback_error_stops_the_run_cleanly() {
+        let input = Input::from_reader("mem", io::Cursor::new(mixed_input(5000)));
+        let mut opts = Options::new(2);
+        opts.chunk_lines = 10;
+        let mut calls = 0;
+        let err = run(vec![input], &opts, |_, _| {
+            calls += 1;
+            if calls == 100 {
+                return Err(io::Error::other("disk full"));
+            }
+            Ok(())
+        })
+        .unwrap_err();
+        assert_eq!((err.to_string().as_str(), calls), ("disk full", 100));
+    }
+
+    #[test]
+    fn a_panicking_worker_reports_its_lines_instead_of_stalling() {
+        let chunk = Chunk {
+            seq: 0,
+            input: 0,
+            cap: 10,
+            data: b"abc".to_vec(),
+            lines: (1..=3)
+                .map(|no| RawLine {
+                    no,
+                    range: (0, 1),
+                    too_long: None,
+                })
+                .collect(),
+        };
+        let out = process_guarded(&chunk, |_| panic!("injected"));
+        assert_eq!(out.len(), 3);
+        assert!(out
+            .iter()
+            .all(|o| matches!(o, Outcome::Problem(Problem::Internal))));
+        let ok = process_guarded(&chunk, process);
+        assert!(ok
+            .iter()
+            .all(|o| matches!(o, Outcome::Problem(Problem::NotJson(_)))));
+    }
 }

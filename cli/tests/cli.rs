@@ -644,6 +644,16 @@ fn usage_and_io_errors_exit_2() {
         Some(b""),
     );
     assert_eq!(code(&out), 2);
+    // A write error in the middle of the run (6 MB of --valid output to a full disk) stops it
+    // with status 2 instead of hanging the pipeline.
+    if let Some(data) = common::data_dir() {
+        if Path::new("/dev/full").exists() {
+            let corpus = data.join("events-real.jsonl");
+            let out = run(&["check", "--valid", "/dev/full", s(&corpus)], None);
+            assert_eq!(code(&out), 2);
+            assert!(String::from_utf8_lossy(&out.stderr).contains("cannot write output"));
+        }
+    }
     let out = run(&["--help"], None);
     assert_eq!(code(&out), 0);
     assert!(String::from_utf8_lossy(&out.stdout).contains("nostr-verify check"));
