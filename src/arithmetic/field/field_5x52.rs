@@ -189,7 +189,7 @@ impl FieldElement5x52 {
 
     /// The canonical representation (input magnitude ≤ 32).
     ///
-    /// After [`Self::carry_pass`] the value V is < 2^256 + 2^215 < 2p, so at most one
+    /// After one carry pass (`carry_pass`) the value V is < 2^256 + 2^215 < 2p, so at most one
     /// subtraction of p is needed: exactly when bit 256 is set (top limb ≥ 2^48) or
     /// V lies in [p, 2^256). Subtracting p is adding R256 and clearing bit 256.
     #[inline]
@@ -211,7 +211,7 @@ impl FieldElement5x52 {
 
     /// Whether the value is 0 mod p (input magnitude ≤ 32).
     ///
-    /// After one carry pass the value V < 2p (see [`Self::carry_pass`]), so V ≡ 0 iff
+    /// After one carry pass the value V < 2p (see `carry_pass`), so V ≡ 0 iff
     /// V = 0 or V = p, and both have a unique limb pattern in that form.
     #[inline]
     pub fn normalizes_to_zero(&self) -> bool {
