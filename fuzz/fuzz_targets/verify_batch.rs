@@ -35,7 +35,10 @@ fuzz_target!(|input: &[u8]| {
             let mut sk = [0u8; 32];
             sk[0] = 1;
             sk[31] = (i as u8).wrapping_add(take::<1>(&mut data)[0]);
-            Keypair::from_secret_key(&secp, &SecretKey::from_byte_array(&sk).expect("nonzero, < n"))
+            Keypair::from_secret_key(
+                &secp,
+                &SecretKey::from_byte_array(&sk).expect("nonzero, < n"),
+            )
         })
         .collect();
     let mut sigs: Vec<([u8; 32], [u8; 32], [u8; 64])> = Vec::new();
@@ -68,7 +71,14 @@ fuzz_target!(|input: &[u8]| {
         }
         sigs.push(e);
     }
-    let refs: Vec<SigRef<'_>> = sigs.iter().map(|s| SigRef { pubkey: &s.0, msg: &s.1, sig: &s.2 }).collect();
+    let refs: Vec<SigRef<'_>> = sigs
+        .iter()
+        .map(|s| SigRef {
+            pubkey: &s.0,
+            msg: &s.1,
+            sig: &s.2,
+        })
+        .collect();
     let want: Vec<bool> = refs.iter().map(nostr_verify::verify_one).collect();
     VERIFIER.with(|v| {
         let mut v = v.borrow_mut();
