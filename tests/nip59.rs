@@ -353,7 +353,7 @@ fn make_case(w: &World, c: usize, n: usize) -> (Event, Option<Step>, Option<Step
     let good_seal = || seal_bytes(sender, &me, good_rumor.as_bytes(), Kind::Seal, vec![]);
     match c {
         // Valid, built by nostr's own builder.
-        0 | 1 | 2 => {
+        0..=2 => {
             let rumor = EventBuilder::new(Kind::PrivateDirectMessage, text.clone())
                 .finalize_unsigned(sender.public_key());
             let wrap = GiftWrapBuilder::new(me, rumor)
