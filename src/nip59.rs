@@ -52,6 +52,11 @@ mod error;
 mod nip44;
 mod pipeline;
 
+/// Compiles and runs the example in `docs/nip59.md`.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/nip59.md")]
+struct UserGuide;
+
 use nostr::error::Error as NostrError;
 use nostr::event::Event;
 use nostr::key::{Keys, PublicKey};

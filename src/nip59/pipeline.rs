@@ -255,6 +255,18 @@ pub(crate) fn thread_count(options: &UnwrapOptions) -> usize {
     }
 }
 
+/// Thread count, an empty board, and the wraps alive after [`check_wraps`].
+fn start(
+    wraps: &[Event],
+    options: &UnwrapOptions,
+    recipient: Option<&PublicKey>,
+) -> (usize, Board, Vec<usize>) {
+    let threads: usize = thread_count(options);
+    let mut board = Board::new(wraps.len());
+    let alive: Vec<usize> = check_wraps(&mut board, wraps, options, recipient, threads);
+    (threads, board, alive)
+}
+
 /// The whole pipeline with a secret key and the seal-layer key cache.
 pub(crate) fn unwrap_with_keys(
     keys: &Keys,
@@ -262,12 +274,8 @@ pub(crate) fn unwrap_with_keys(
     options: &UnwrapOptions,
     wraps: &[Event],
 ) -> Vec<Outcome> {
-    let threads: usize = thread_count(options);
     let secret_key: &SecretKey = keys.secret_key();
-    let me: PublicKey = keys.public_key();
-    let mut board = Board::new(wraps.len());
-
-    let alive: Vec<usize> = check_wraps(&mut board, wraps, options, Some(&me), threads);
+    let (threads, mut board, alive) = start(wraps, options, Some(&keys.public_key()));
 
     // Seal layer: one-time wrap key, one ECDH per wrap, never cached.
     let opened: Vec<Result<Event, Error>> = par_map(&alive, threads, MIN_SEALS_PER_THREAD, |&i| {
@@ -346,15 +354,7 @@ pub(crate) fn unwrap_with_signer<T>(
 where
     T: nostr::nips::nip44::Nip44,
 {
-    let threads: usize = thread_count(options);
-    let mut board = Board::new(wraps.len());
-    let alive: Vec<usize> = check_wraps(
-        &mut board,
-        wraps,
-        options,
-        options.recipient.as_ref(),
-        threads,
-    );
+    let (threads, mut board, alive) = start(wraps, options, options.recipient.as_ref());
     let opened: Vec<Result<Event, Error>> = par_map(&alive, threads, MIN_SEALS_PER_THREAD, |&i| {
         let wrap: &Event = &wraps[i];
         parse_seal(
@@ -389,15 +389,7 @@ pub(crate) async fn unwrap_with_async_signer<T>(
 where
     T: nostr::nips::nip44::AsyncNip44,
 {
-    let threads: usize = thread_count(options);
-    let mut board = Board::new(wraps.len());
-    let alive: Vec<usize> = check_wraps(
-        &mut board,
-        wraps,
-        options,
-        options.recipient.as_ref(),
-        threads,
-    );
+    let (threads, mut board, alive) = start(wraps, options, options.recipient.as_ref());
     let mut opened: Vec<(usize, Result<Event, Error>)> = Vec::with_capacity(alive.len());
     for i in alive {
         let wrap: &Event = &wraps[i];
@@ -436,5 +428,14 @@ mod tests {
         }
         let empty: Vec<u32> = par_map(&[], 4, 1, |x: &u32| *x);
         assert!(empty.is_empty());
+    }
+
+    #[test]
+    fn undecided_slot_is_an_error_not_a_panic() {
+        let mut board = Board::new(2);
+        board.fail(0, Error::invalid(Step::NotGiftWrap, "not a gift wrap"));
+        let out = board.finish();
+        assert_eq!(out[0].as_ref().err().map(|e| e.step()), Some(Step::NotGiftWrap));
+        assert!(out[1].is_err());
     }
 }
