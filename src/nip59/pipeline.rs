@@ -435,7 +435,10 @@ mod tests {
         let mut board = Board::new(2);
         board.fail(0, Error::invalid(Step::NotGiftWrap, "not a gift wrap"));
         let out = board.finish();
-        assert_eq!(out[0].as_ref().err().map(|e| e.step()), Some(Step::NotGiftWrap));
+        assert_eq!(
+            out[0].as_ref().err().map(|e| e.step()),
+            Some(Step::NotGiftWrap)
+        );
         assert!(out[1].is_err());
     }
 }
