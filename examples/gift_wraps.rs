@@ -10,6 +10,9 @@
 //! wall-clock minima. The breakdown times each component alone over the same
 //! messages.
 
+#[path = "../benches/support/cpu_time.rs"]
+mod cpu_time;
+
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -20,24 +23,11 @@ use nostr_verify::nip59::{
 };
 use nostr_verify::{with_thread_verifier, SigRef, VerifyBatchExt};
 
-/// This thread's CPU time in seconds.
-fn thread_cpu_seconds() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec; CLOCK_THREAD_CPUTIME_ID is supported on Linux.
-    #[allow(unsafe_code)]
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    assert_eq!(rc, 0, "clock_gettime");
-    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
-}
-
 /// Thread CPU seconds spent in `f`.
 fn cpu<R>(f: impl FnOnce() -> R) -> f64 {
-    let t0 = thread_cpu_seconds();
+    let t0 = cpu_time::thread_cpu_ns();
     black_box(f());
-    thread_cpu_seconds() - t0
+    (cpu_time::thread_cpu_ns() - t0) as f64 * 1e-9
 }
 
 /// Wall-clock seconds spent in `f`.

@@ -226,6 +226,30 @@ pub(crate) fn verify_seals(
     seals
 }
 
+/// Decrypts (on threads) and parses the seals of the wraps alive, then verifies them.
+fn open_seals<F, E>(
+    board: &mut Board,
+    wraps: &[Event],
+    alive: Vec<usize>,
+    options: &UnwrapOptions,
+    threads: usize,
+    decrypt: F,
+) -> Seals
+where
+    F: Fn(&Event) -> Result<String, E> + Sync,
+    E: Into<Box<dyn core::error::Error + Send + Sync>>,
+{
+    let opened: Vec<Result<Event, Error>> = par_map(&alive, threads, MIN_SEALS_PER_THREAD, |&i| {
+        parse_seal(decrypt(&wraps[i]).map_err(|e| Error::crypto(Step::SealDecrypt, e)))
+    });
+    verify_seals(
+        board,
+        alive.into_iter().zip(opened).collect(),
+        options,
+        threads,
+    )
+}
+
 /// Parses the rumor and checks its author, as nostr's `parse_unwrapped_gift` does.
 pub(crate) fn finish(seal: &Event, rumor: Result<String, Error>) -> Outcome {
     let json: String = rumor?;
@@ -278,21 +302,11 @@ pub(crate) fn unwrap_with_keys(
     let (threads, mut board, alive) = start(wraps, options, Some(&keys.public_key()));
 
     // Seal layer: one-time wrap key, one ECDH per wrap, never cached.
-    let opened: Vec<Result<Event, Error>> = par_map(&alive, threads, MIN_SEALS_PER_THREAD, |&i| {
-        let wrap: &Event = &wraps[i];
-        parse_seal(
-            decrypt_payload(&wrap.content, || {
-                ConversationKey::derive(secret_key, &wrap.pubkey)
-            })
-            .map_err(|e| Error::crypto(Step::SealDecrypt, e)),
-        )
+    let seals: Seals = open_seals(&mut board, wraps, alive, options, threads, |wrap| {
+        decrypt_payload(&wrap.content, || {
+            ConversationKey::derive(secret_key, &wrap.pubkey)
+        })
     });
-    let seals: Seals = verify_seals(
-        &mut board,
-        alive.into_iter().zip(opened).collect(),
-        options,
-        threads,
-    );
 
     // Rumor layer: the sender's key, from the cache or derived once per new sender.
     let mut seen: HashSet<PublicKey> = HashSet::new();
@@ -355,20 +369,9 @@ where
     T: nostr::nips::nip44::Nip44,
 {
     let (threads, mut board, alive) = start(wraps, options, options.recipient.as_ref());
-    let opened: Vec<Result<Event, Error>> = par_map(&alive, threads, MIN_SEALS_PER_THREAD, |&i| {
-        let wrap: &Event = &wraps[i];
-        parse_seal(
-            signer
-                .nip44_decrypt(&wrap.pubkey, &wrap.content)
-                .map_err(|e| Error::crypto(Step::SealDecrypt, e)),
-        )
+    let seals: Seals = open_seals(&mut board, wraps, alive, options, threads, |wrap| {
+        signer.nip44_decrypt(&wrap.pubkey, &wrap.content)
     });
-    let seals: Seals = verify_seals(
-        &mut board,
-        alive.into_iter().zip(opened).collect(),
-        options,
-        threads,
-    );
     let outcomes: Vec<Outcome> = par_map(&seals.events, threads, MIN_SEALS_PER_THREAD, |seal| {
         let rumor = signer
             .nip44_decrypt(&seal.pubkey, &seal.content)
