@@ -34,7 +34,7 @@ fuzz_target!(|input: &[u8]| {
         .map(|i| {
             let mut sk = [0u8; 32];
             sk[0] = 1;
-            sk[31] = i as u8 + take::<1>(&mut data)[0];
+            sk[31] = (i as u8).wrapping_add(take::<1>(&mut data)[0]);
             Keypair::from_secret_key(&secp, &SecretKey::from_byte_array(&sk).expect("nonzero, < n"))
         })
         .collect();
