@@ -8,6 +8,8 @@ pub mod bip340;
 mod error;
 mod key_cache;
 pub mod msm;
+#[cfg(feature = "nip59")]
+pub mod nip59;
 #[cfg(any(feature = "nostr", feature = "nostr-0-44"))]
 pub mod nostr;
 mod thread_local;
