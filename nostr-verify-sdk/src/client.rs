@@ -240,9 +240,9 @@ impl VerifiedClient {
         let mut rx = self.notifications();
         while let Ok(n) = rx.recv().await {
             let shutdown = matches!(n, RelayPoolNotification::Shutdown);
-            let exit = func(n)
-                .await
-                .map_err(|e| Error::RelayPool(nostr_sdk::pool::pool::Error::Handler(e.to_string())))?;
+            let exit = func(n).await.map_err(|e| {
+                Error::RelayPool(nostr_sdk::pool::pool::Error::Handler(e.to_string()))
+            })?;
             if exit || shutdown {
                 break;
             }
@@ -372,7 +372,11 @@ impl VerifiedClient {
         }
         let id = self.tap.new_subscription_id();
         self.tap.register(id.clone(), self.shared.live_tx.clone());
-        match self.client.subscribe_with_id(id.clone(), filter, None).await {
+        match self
+            .client
+            .subscribe_with_id(id.clone(), filter, None)
+            .await
+        {
             Ok(out) => {
                 lock(&self.shared.live_ids).insert(id.clone());
                 Ok(Output {
@@ -437,7 +441,11 @@ impl VerifiedClient {
             .exit_policy(policy)
             .timeout(Some(timeout));
         let res = match urls {
-            None => self.client.subscribe_with_id(id.clone(), filter, Some(opts)).await,
+            None => {
+                self.client
+                    .subscribe_with_id(id.clone(), filter, Some(opts))
+                    .await
+            }
             Some(urls) => {
                 self.client
                     .subscribe_with_id_to(urls, id.clone(), filter, Some(opts))
@@ -462,8 +470,7 @@ impl VerifiedClient {
         };
         let relays = out.success.clone();
         tokio::spawn(driver.run(relays, rx, etx));
-        let s: BoxedStream<Event> =
-            Box::pin(stream::poll_fn(move |cx| erx.poll_recv(cx)));
+        let s: BoxedStream<Event> = Box::pin(stream::poll_fn(move |cx| erx.poll_recv(cx)));
         Ok((
             Output {
                 val: id,
@@ -512,9 +519,14 @@ async fn forward(
 #[derive(Debug, Clone, Copy)]
 enum RelayState {
     /// Before EOSE: events received.
-    Open { events: u16 },
+    Open {
+        events: u16,
+    },
     /// After EOSE: events received since, and the end for `WaitDurationAfterEOSE`.
-    AfterEose { events: u16, until: Option<Instant> },
+    AfterEose {
+        events: u16,
+        until: Option<Instant>,
+    },
     Done,
 }
 

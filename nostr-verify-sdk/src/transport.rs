@@ -42,7 +42,9 @@ use nostr_sdk::pool::transport::websocket::{
     DefaultWebsocketTransport, WebSocketSink, WebSocketStream, WebSocketTransport,
 };
 use nostr_sdk::pool::RelayLimits;
-use nostr_sdk::prelude::{BoxedFuture, Event, JsonUtil, RelayMessage, RelayUrl, SubscriptionId, Url};
+use nostr_sdk::prelude::{
+    BoxedFuture, Event, JsonUtil, RelayMessage, RelayUrl, SubscriptionId, Url,
+};
 use nostr_verify::{Verdict, VerifyBatchExt};
 use tokio::sync::mpsc;
 use tokio_util::sync::PollSender;
@@ -311,7 +313,6 @@ impl<T> BatchVerifyTransport<T> {
 }
 
 impl TapHandle {
-
     /// The options in use.
     pub fn options(&self) -> &TapOptions {
         &self.shared.opts
@@ -320,7 +321,11 @@ impl TapHandle {
     /// A fresh subscription id the tap owns: the prefix followed by 16 random hex characters.
     pub fn new_subscription_id(&self) -> SubscriptionId {
         let hex = SubscriptionId::generate().to_string();
-        SubscriptionId::new(format!("{}{}", self.shared.opts.prefix, &hex[..16.min(hex.len())]))
+        SubscriptionId::new(format!(
+            "{}{}",
+            self.shared.opts.prefix,
+            &hex[..16.min(hex.len())]
+        ))
     }
 
     /// `true` if `id` carries the tap's prefix (its EVENT frames are intercepted).
@@ -469,6 +474,12 @@ fn scan_head(s: &str) -> Head<'_> {
         "EOSE" | "CLOSED" => Head::EoseOrClosed(id),
         _ => Head::Other,
     }
+}
+
+/// The id check of a cache hit (the signature over this id was verified before): the id is
+/// recomputed from the event's fields and compared with the claimed one.
+fn id_matches(event: &Event) -> bool {
+    event.verify_id()
 }
 
 /// One entry of the per-connection output queue, in wire order.
@@ -620,7 +631,7 @@ impl TapStream {
     }
 
     fn guard_parsed(&self, event: &Event) -> Intercept {
-        if !self.shared.opts.check_passthrough_ids || event.verify_id() {
+        if !self.shared.opts.check_passthrough_ids || id_matches(event) {
             Intercept::Forward
         } else {
             self.shared
@@ -659,15 +670,18 @@ impl TapStream {
         shared.counters.batches.fetch_add(1, Ordering::Relaxed);
         let pending = std::mem::take(&mut self.pending);
 
-        // Classify: dropped by pre-checks, cache hit, claimed by us, or in flight elsewhere.
-        #[derive(Clone, Copy, PartialEq)]
+        /// Where each buffered event went.
         enum Class {
             Drop,
             Hit,
             Claimed,
             Deferred,
         }
+        // Classify under the locks: dropped by the pre-checks, cache hit, claimed by this
+        // connection, or in flight (another connection's claim, or a duplicate within this
+        // batch claimed a few iterations earlier; both resolve once the claim is released).
         let mut class = Vec::with_capacity(pending.len());
+        let mut claimed_n = 0usize;
         {
             let mut cache = lock(&shared.cache);
             let mut inflight = lock(&shared.inflight);
@@ -680,37 +694,52 @@ impl TapStream {
                 let id = ev.id.to_bytes();
                 if cache.get(&id).is_some() {
                     class.push(Class::Hit);
-                } else if inflight.contains_key(&id) {
-                    // Another connection's claim, or a duplicate within this batch (claimed a
-                    // few iterations ago): both resolve once the claim is released.
-                    class.push(Class::Deferred);
-                } else {
-                    inflight.insert(id, Vec::new());
+                } else if let std::collections::hash_map::Entry::Vacant(slot) = inflight.entry(id) {
+                    slot.insert(Vec::new());
                     class.push(Class::Claimed);
+                    claimed_n += 1;
+                } else {
+                    class.push(Class::Deferred);
                 }
             }
         }
 
-        // Verify claimed events in one batch (id recomputed, then signature).
-        let to_verify: Vec<Event> = pending
+        // Move the claimed events out (no clones) and verify them in one batch: id recomputed,
+        // then the signature, through the thread-local batch verifier.
+        let mut claimed: Vec<Event> = Vec::with_capacity(claimed_n);
+        let mut rest: Vec<Option<(mpsc::Sender<TapEvent>, SubscriptionId, Event)>> =
+            Vec::with_capacity(pending.len());
+        let mut claimed_meta: Vec<(mpsc::Sender<TapEvent>, SubscriptionId)> =
+            Vec::with_capacity(claimed_n);
+        for ((tx, sub, ev), c) in pending.into_iter().zip(&class) {
+            if let Class::Claimed = c {
+                claimed.push(ev);
+                claimed_meta.push((tx, sub));
+                rest.push(None);
+            } else {
+                rest.push(Some((tx, sub, ev)));
+            }
+        }
+        let verdicts = if claimed.is_empty() {
+            Vec::new()
+        } else {
+            claimed.verify_batch()
+        };
+        let sig_checked = verdicts
             .iter()
-            .zip(&class)
-            .filter(|(_, c)| **c == Class::Claimed)
-            .map(|((_, _, ev), _)| ev.clone())
-            .collect();
-        let verdicts = to_verify.verify_batch();
-        let sig_checked = verdicts.iter().filter(|v| **v != Verdict::InvalidId).count();
+            .filter(|v| **v != Verdict::InvalidId)
+            .count();
         shared
             .counters
             .signatures_checked
             .fetch_add(sig_checked as u64, Ordering::Relaxed);
 
-        // Publish results and release claims, waking deferred copies.
+        // Publish results and release the claims, waking deferred copies.
         let mut wakers = Vec::new();
         {
             let mut cache = lock(&shared.cache);
             let mut inflight = lock(&shared.inflight);
-            for (ev, v) in to_verify.iter().zip(&verdicts) {
+            for (ev, v) in claimed.iter().zip(&verdicts) {
                 let id = ev.id.to_bytes();
                 if *v == Verdict::Valid {
                     cache.put(id, ());
@@ -724,26 +753,31 @@ impl TapStream {
             w.wake();
         }
 
-        let mut verdicts = verdicts.into_iter();
-        for ((tx, sub, ev), c) in pending.into_iter().zip(class) {
-            let verdict = match c {
-                Class::Drop => continue,
-                Class::Claimed => verdicts.next().unwrap_or(Verdict::InvalidSignature),
-                Class::Hit => {
+        // Queue the results in wire order.
+        let mut claimed_iter = claimed.into_iter().zip(claimed_meta).zip(verdicts);
+        for (c, r) in class.into_iter().zip(rest) {
+            match (c, r) {
+                (Class::Drop, _) => {}
+                (Class::Claimed, _) => {
+                    if let Some(((ev, (tx, sub)), v)) = claimed_iter.next() {
+                        self.push_verdict(tx, sub, Box::new(ev), v);
+                    }
+                }
+                (Class::Hit, Some((tx, sub, ev))) => {
                     shared.counters.cache_hits.fetch_add(1, Ordering::Relaxed);
-                    if ev.verify_id() {
+                    let v = if id_matches(&ev) {
                         Verdict::Valid
                     } else {
                         Verdict::InvalidId
-                    }
+                    };
+                    self.push_verdict(tx, sub, Box::new(ev), v);
                 }
-                Class::Deferred => {
+                (Class::Deferred, Some((tx, sub, ev))) => {
                     shared.counters.deferred.fetch_add(1, Ordering::Relaxed);
                     self.out.push_back(Slot::Deferred(tx, sub, Box::new(ev)));
-                    continue;
                 }
-            };
-            self.push_verdict(tx, sub, Box::new(ev), verdict);
+                (_, None) => {}
+            }
         }
     }
 
@@ -795,8 +829,11 @@ impl TapStream {
             return Poll::Ready(());
         };
         let verdict = if cached {
-            self.shared.counters.cache_hits.fetch_add(1, Ordering::Relaxed);
-            if ev.verify_id() {
+            self.shared
+                .counters
+                .cache_hits
+                .fetch_add(1, Ordering::Relaxed);
+            if id_matches(&ev) {
                 Verdict::Valid
             } else {
                 Verdict::InvalidId
@@ -873,7 +910,10 @@ impl TapStream {
                         let is_event = matches!(item, TapEvent::Event { .. });
                         match sender.send_item(item) {
                             Ok(()) if is_event => {
-                                self.shared.counters.delivered.fetch_add(1, Ordering::Relaxed);
+                                self.shared
+                                    .counters
+                                    .delivered
+                                    .fetch_add(1, Ordering::Relaxed);
                             }
                             Ok(()) => {}
                             Err(_) if is_event => self.shared.count(DropReason::Unrouted, 1),
@@ -891,7 +931,8 @@ impl TapStream {
             return;
         }
         self.disconnect_sent = true;
-        let routes: Vec<mpsc::Sender<TapEvent>> = lock(&self.shared.routes).values().cloned().collect();
+        let routes: Vec<mpsc::Sender<TapEvent>> =
+            lock(&self.shared.routes).values().cloned().collect();
         let mut seen: Vec<mpsc::Sender<TapEvent>> = Vec::new();
         for tx in routes {
             if seen.iter().any(|s| s.same_channel(&tx)) {
@@ -997,7 +1038,10 @@ mod tests {
         assert_eq!(scan_head(r#"["EVENT","bv:1",{}]"#), Head::Event("bv:1"));
         assert_eq!(scan_head(r#" [ "EVENT" , "abc" ,{}]"#), Head::Event("abc"));
         assert_eq!(scan_head(r#"["EOSE","bv:1"]"#), Head::EoseOrClosed("bv:1"));
-        assert_eq!(scan_head(r#"["CLOSED","bv:1","x"]"#), Head::EoseOrClosed("bv:1"));
+        assert_eq!(
+            scan_head(r#"["CLOSED","bv:1","x"]"#),
+            Head::EoseOrClosed("bv:1")
+        );
         assert_eq!(scan_head(r#"["EVENT","bv\u003a1",{}]"#), Head::Escaped);
         assert_eq!(scan_head(r#"["NOTICE","hi"]"#), Head::Other);
         assert_eq!(scan_head(r#"["OK","id",true,""]"#), Head::Other);

@@ -7,7 +7,9 @@ use async_wsocket::Message;
 use futures::StreamExt;
 use nostr_sdk::pool::transport::websocket::WebSocketStream;
 use nostr_sdk::prelude::*;
-use nostr_verify_sdk::{BatchVerifyTransport, DefaultWebsocketTransport, DropReason, TapEvent, TapOptions};
+use nostr_verify_sdk::{
+    BatchVerifyTransport, DefaultWebsocketTransport, DropReason, TapEvent, TapOptions,
+};
 use tokio::sync::mpsc;
 
 use common::{bad_id, bad_sig, scale, signed_events};
@@ -35,8 +37,9 @@ async fn run(
         tap.register(SubscriptionId::new(*s), tx.clone());
     }
     drop(tx);
-    let inner: WebSocketStream =
-        Box::pin(futures::stream::iter(frames.into_iter().map(|f| Ok(Message::Text(f)))));
+    let inner: WebSocketStream = Box::pin(futures::stream::iter(
+        frames.into_iter().map(|f| Ok(Message::Text(f))),
+    ));
     let stream = tap.wrap_stream(url(), inner);
     let forwarded: Vec<String> = stream
         .map(|m| match m {
@@ -86,7 +89,9 @@ async fn routes_orders_and_drops_forged_events() {
     // Wire order: events before their EOSE, the later event after it, then the disconnect.
     assert!(matches!(got[0], TapEvent::Event { ref event, .. } if event.id == evs[0].id));
     assert!(matches!(got[1], TapEvent::Event { ref event, .. } if event.id == evs[1].id));
-    assert!(matches!(got[2], TapEvent::Eose { ref subscription_id, .. } if subscription_id.as_str() == "bv:a"));
+    assert!(
+        matches!(got[2], TapEvent::Eose { ref subscription_id, .. } if subscription_id.as_str() == "bv:a")
+    );
     assert!(matches!(got[3], TapEvent::Event { ref event, .. } if event.id == evs[6].id));
     assert!(matches!(got[4], TapEvent::Disconnected { .. }));
     assert_eq!(got.len(), 5);
@@ -211,7 +216,12 @@ async fn cache_skips_signatures_but_never_ids() {
     assert_eq!(tap.stats().dropped(DropReason::InvalidId), 20);
     // A cleared cache checks signatures again.
     tap.clear_cache();
-    run(&tap, &["bv:c"], evs.iter().map(|e| ev_frame("bv:c", e)).collect()).await;
+    run(
+        &tap,
+        &["bv:c"],
+        evs.iter().map(|e| ev_frame("bv:c", e)).collect(),
+    )
+    .await;
     assert_eq!(tap.stats().signatures_checked, 40);
 }
 
@@ -229,7 +239,11 @@ async fn verdicts_match_event_verify_for_every_batch_size() {
             _ => e.clone(),
         });
     }
-    let expected: Vec<EventId> = wire.iter().filter(|e| e.verify().is_ok()).map(|e| e.id).collect();
+    let expected: Vec<EventId> = wire
+        .iter()
+        .filter(|e| e.verify().is_ok())
+        .map(|e| e.id)
+        .collect();
     for batch_size in 1..=9 {
         let opts = TapOptions {
             batch_size,

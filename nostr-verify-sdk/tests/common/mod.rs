@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use nostr_relay_builder::prelude::{LocalRelay, RateLimit, RelayBuilder};
 use nostr_sdk::prelude::*;
-use nostr_verify_sdk::{BatchVerifyTransport, DefaultWebsocketTransport, TapOptions, VerifiedClient};
+use nostr_verify_sdk::{
+    BatchVerifyTransport, DefaultWebsocketTransport, TapOptions, VerifiedClient,
+};
 
 /// Count multiplier from `SECP_DIFF_SCALE` (default 1).
 pub fn scale() -> usize {
@@ -84,7 +86,10 @@ pub async fn start_relay(db: MemoryDatabase, max: usize, port: u16) -> LocalRela
 }
 
 /// A tapped client connected to `urls` (every connection must succeed).
-pub async fn tapped_client(urls: &[RelayUrl], opts: TapOptions) -> (BatchVerifyTransport, VerifiedClient) {
+pub async fn tapped_client(
+    urls: &[RelayUrl],
+    opts: TapOptions,
+) -> (BatchVerifyTransport, VerifiedClient) {
     let tap = BatchVerifyTransport::with_options(DefaultWebsocketTransport, opts);
     let client = Client::builder().websocket_transport(tap.clone()).build();
     let client = VerifiedClient::new(client, &tap);
