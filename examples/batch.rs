@@ -1,6 +1,223 @@
-//! Benchmark placeholder (issue 3 replaces it).
-fn main() {
-    let mut v = nostr_verify::Verifier::new();
+//! The main benchmark: batch verification against libsecp256k1 one at a time, same run.
+//!
+//! `cargo run --release --example batch` signs its own events (fresh keys every round), then
+//! for batch sizes 16, 64, 256, 1024 and keys all distinct / 8 / 1 prints microseconds per
+//! signature (median of 21 rounds, thread CPU time) for libsecp256k1 parse + verify one at a
+//! time (what `nostr::Event::verify` does) and for `Verifier::verify_batch`, and their ratio.
+//! Also: the single-signature gain of the key cache, and batches with one / all signatures
+//! invalid. Writes `bench/results.json` (draw it with `python3 bench/chart.py`).
+//!
+//! Options: `ROUNDS=n` (default 21), `NOSTR_VERIFY_BACKEND=portable` to force the portable
+//! backend. Pin it for steadier numbers: `taskset -c 1 cargo run --release --example batch`.
+
+use nostr_verify::{SigRef, Verifier};
+use secp256k1::{Keypair, Secp256k1};
+use std::hint::black_box;
+
+/// Thread CPU time in nanoseconds (immune to other processes stealing the core).
+fn cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec through a valid pointer.
+    #[allow(unsafe_code)]
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime");
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+struct Owned {
+    pk: [u8; 32],
+    msg: [u8; 32],
+    sig: [u8; 64],
+}
+
+fn make(rng: &mut rand::rngs::ThreadRng, n: usize, keys: usize) -> Vec<Owned> {
+    use rand::RngCore;
+    let s = Secp256k1::new();
+    let kps: Vec<Keypair> = (0..keys).map(|_| Keypair::new(&s, rng)).collect();
+    (0..n)
+        .map(|i| {
+            let kp = &kps[i % keys];
+            let mut msg = [0u8; 32];
+            rng.fill_bytes(&mut msg);
+            let sig = s.sign_schnorr_with_rng(&msg, kp, rng);
+            Owned {
+                pk: kp.x_only_public_key().0.serialize(),
+                msg,
+                sig: sig.to_byte_array(),
+            }
+        })
+        .collect()
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+struct Case {
+    name: String,
+    n: usize,
+    keys: String,
+    base: Vec<f64>,
+    ours: Vec<f64>,
+}
+
+impl Case {
+    fn new(name: &str, n: usize, keys: &str) -> Self {
+        Case {
+            name: name.into(),
+            n,
+            keys: keys.into(),
+            base: vec![],
+            ours: vec![],
+        }
+    }
+}
+
+/// Times libsecp256k1 one at a time and the batch on the same signatures; pushes µs/sig.
+fn run(case: &mut Case, v: &mut Verifier, b: &[Owned], expect_all: bool) {
+    let refs: Vec<SigRef<'_>> = b
+        .iter()
+        .map(|o| SigRef {
+            pubkey: &o.pk,
+            msg: &o.msg,
+            sig: &o.sig,
+        })
+        .collect();
+    let n = refs.len() as f64;
+    let t0 = cpu_ns();
+    let mut good = 0;
+    for r in &refs {
+        good += nostr_verify::verify_one(black_box(r)) as usize;
+    }
+    let t1 = cpu_ns();
     let mut ok = Vec::new();
-    println!("empty batch: {}", v.verify_batch(&[], &mut ok));
+    let all = v.verify_batch(black_box(&refs), &mut ok);
+    let t2 = cpu_ns();
+    assert_eq!(all, expect_all);
+    assert_eq!(
+        ok.iter().filter(|&&x| x).count(),
+        good,
+        "verdicts differ from libsecp256k1"
+    );
+    case.base.push((t1 - t0) as f64 / 1e3 / n);
+    case.ours.push((t2 - t1) as f64 / 1e3 / n);
+}
+
+fn main() {
+    let rounds: usize = std::env::var("ROUNDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(21);
+    let mut rng = rand::thread_rng();
+    let mut v = Verifier::new();
+    let sizes = [16usize, 64, 256, 1024];
+    let dists: [(&str, usize); 3] = [("distinct", 0), ("8 keys", 8), ("1 key", 1)];
+    let mut cases: Vec<Case> = Vec::new();
+    for &n in &sizes {
+        for (d, _) in dists {
+            cases.push(Case::new("batch", n, d));
+        }
+    }
+    let mut one_bad = Case::new("1024, 8 keys, one invalid", 1024, "8 keys");
+    let mut all_bad = Case::new("1024, 8 keys, all invalid", 1024, "8 keys");
+    let mut all_bad_d = Case::new("1024, distinct, all invalid", 1024, "distinct");
+    let mut cache = Case::new("single signature, key cache", 1, "1 key");
+    eprintln!(
+        "backend: {:?}; {rounds} rounds",
+        nostr_verify::backend::selected()
+    );
+    for round in 0..rounds {
+        let mut c = 0;
+        for &n in &sizes {
+            for (_, k) in dists {
+                let k = if k == 0 { n } else { k };
+                let b = make(&mut rng, n, k);
+                run(&mut cases[c], &mut v, &b, true);
+                c += 1;
+            }
+        }
+        let mut b = make(&mut rng, 1024, 8);
+        b[(round * 389) % 1024].msg[0] ^= 1;
+        run(&mut one_bad, &mut v, &b, false);
+        let mut b = make(&mut rng, 1024, 8);
+        for o in &mut b {
+            o.msg[5] ^= 0x10;
+        }
+        run(&mut all_bad, &mut v, &b, false);
+        let mut b = make(&mut rng, 1024, 1024);
+        for o in &mut b {
+            o.msg[5] ^= 0x10;
+        }
+        run(&mut all_bad_d, &mut v, &b, false);
+        // Single signatures: 200 signatures by one key, parse + verify vs cached verify_one.
+        let b = make(&mut rng, 200, 1);
+        let refs: Vec<SigRef<'_>> = b
+            .iter()
+            .map(|o| SigRef {
+                pubkey: &o.pk,
+                msg: &o.msg,
+                sig: &o.sig,
+            })
+            .collect();
+        v.verify_one(&refs[0]);
+        let t0 = cpu_ns();
+        for r in &refs {
+            assert!(nostr_verify::verify_one(black_box(r)));
+        }
+        let t1 = cpu_ns();
+        for r in &refs {
+            assert!(v.verify_one(black_box(r)));
+        }
+        let t2 = cpu_ns();
+        cache.base.push((t1 - t0) as f64 / 1e3 / 200.0);
+        cache.ours.push((t2 - t1) as f64 / 1e3 / 200.0);
+        eprint!("\rround {}/{rounds}", round + 1);
+    }
+    eprintln!();
+    println!(
+        "thread CPU time, median of {rounds} rounds, µs per signature; ratio = libsecp256k1 / ours"
+    );
+    println!("| case | n | keys | libsecp256k1 parse+verify | nostr-verify | ratio |");
+    println!("|---|---|---|---|---|---|");
+    let mut json = String::from("{\n  \"rounds\": ");
+    json += &format!(
+        "{rounds},\n  \"backend\": \"{:?}\",\n  \"cases\": [\n",
+        nostr_verify::backend::selected()
+    );
+    let all: Vec<&mut Case> = cases
+        .iter_mut()
+        .chain([&mut one_bad, &mut all_bad, &mut all_bad_d, &mut cache])
+        .collect();
+    let count = all.len();
+    for (i, c) in all.into_iter().enumerate() {
+        let b = median(&mut c.base);
+        let o = median(&mut c.ours);
+        let ratio = b / o;
+        println!(
+            "| {} | {} | {} | {:.2} | {:.2} | {:.2}x |",
+            c.name, c.n, c.keys, b, o, ratio
+        );
+        json += &format!(
+            "    {{\"case\": \"{}\", \"n\": {}, \"keys\": \"{}\", \"libsecp_us\": {:.3}, \"ours_us\": {:.3}, \"ratio\": {:.3}}}{}\n",
+            c.name,
+            c.n,
+            c.keys,
+            b,
+            o,
+            ratio,
+            if i + 1 < count { "," } else { "" }
+        );
+    }
+    json += "  ]\n}\n";
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("bench")
+        .join("results.json");
+    match std::fs::write(&path, json) {
+        Ok(()) => println!("wrote {}", path.display()),
+        Err(e) => eprintln!("could not write {}: {e}", path.display()),
+    }
 }

@@ -1,1 +1,24 @@
-//! Layer 1: field, scalar and group arithmetic for secp256k1 (issue 2).
+//! Layer 1: field, scalar and group arithmetic for secp256k1.
+//!
+//! Low-level building blocks for the batch verifier. They are public so that benches,
+//! tests and SIMD backends can use them, but most callers want the [`crate::Verifier`].
+//!
+//! # Representations and their invariants
+//! - [`field::FieldElement`]: integers mod p = 2^256 − 2^32 − 977 as five 52-bit limbs
+//!   ([`field::FieldElement5x52`]), lazily reduced. Each element has a *magnitude*
+//!   (how far its limbs may exceed a reduced element's); every operation states the
+//!   magnitudes it accepts and returns under `# Magnitude`, and debug builds assert
+//!   them. *Normalized* means canonical: limbs reduced and value `< p`.
+//! - [`group::AffinePoint`] `(x, y)` with normalized coordinates, or the identity;
+//!   [`group::JacobianPoint`] `(X, Y, Z)` standing for `(X/Z², Y/Z³)`, coordinates of
+//!   magnitude ≤ 4, the identity flagged (or `Z = 0`).
+//! - [`constants`]: G, β, λ, each with its provenance and a test that recomputes it.
+//!
+//! # Variable time
+//! Everything named `_vartime` branches on its inputs. The crate verifies signatures,
+//! so all data reaching this layer is public; no secret ever passes through it.
+
+pub mod constants;
+pub mod field;
+pub mod group;
+pub mod scalar;

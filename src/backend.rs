@@ -1,1 +1,205 @@
 //! The single dispatch point for SIMD backends.
+//!
+//! Two operations dominate a batch verification once the scalar work is done: lifting every
+//! nonce R (and every cold key) with a square root, and the affine bucket additions of
+//! Pippenger's method. Both are many independent instances of the same field arithmetic, so
+//! they run in SIMD lanes where the CPU allows it. This module picks the implementation:
+//!
+//! | [`Backend`] | when | what |
+//! |---|---|---|
+//! | [`Backend::Ifma`] | x86_64, rustc ≥ 1.89, CPU with `avx512f` + `avx512ifma` + `avx512vl` | radix 2^52, 8 field elements per AVX-512 vector (`vpmadd52{l,h}uq`) |
+//! | [`Backend::Portable`] | everywhere | [`FieldElement`] / [`AffinePoint`] scalar code |
+//!
+//! Detection runs once, on first use ([`selected`]). Setting the environment variable
+//! `NOSTR_VERIFY_BACKEND=portable` before that forces the portable arm (CI runs the whole
+//! suite once that way). Nothing outside `backend/` knows SIMD exists, and
+//! `backend/ifma` is the only module of the crate allowed `unsafe`.
+//!
+//! Both arms compute exactly the same values (outputs are normalized, so they are equal limb
+//! for limb); `tests/backend.rs` checks that on every machine that has IFMA.
+//!
+//! # Variable time
+//!
+//! Everything here is variable time and meant for public data only.
+
+// Compiled only under `cfg(nostr_verify_ifma)`, which build.rs sets for rustc >= 1.89 (the
+// release that stabilized the AVX-512 intrinsics); the crate's MSRV (1.85) holds elsewhere.
+#[cfg(nostr_verify_ifma)]
+#[clippy::msrv = "1.89"]
+mod ifma;
+mod portable;
+
+use crate::arithmetic::field::FieldElement;
+use crate::arithmetic::group::AffinePoint;
+use std::sync::OnceLock;
+
+/// An implementation of the lane-parallel operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Backend {
+    /// Scalar code on [`FieldElement`]; available everywhere.
+    Portable,
+    /// AVX-512 IFMA: 8 field elements per vector, radix 2^52 (x86_64 with `avx512f`,
+    /// `avx512ifma` and `avx512vl`, built with rustc ≥ 1.89).
+    Ifma,
+}
+
+/// The IFMA detection result, computed once.
+#[cfg(nostr_verify_ifma)]
+fn ifma_cpu() -> Option<ifma::Detected> {
+    static CPU: OnceLock<Option<ifma::Detected>> = OnceLock::new();
+    *CPU.get_or_init(ifma::Detected::detect)
+}
+
+/// The backend the crate uses: detected once, on first call.
+///
+/// [`Backend::Ifma`] when this build and this CPU support it, unless the environment
+/// variable `NOSTR_VERIFY_BACKEND` is `portable` (read once, at the first call), which forces
+/// [`Backend::Portable`]. Any other value (`auto`, `ifma`, unset) means automatic choice.
+pub fn selected() -> Backend {
+    static SELECTED: OnceLock<Backend> = OnceLock::new();
+    *SELECTED.get_or_init(|| {
+        let forced = std::env::var("NOSTR_VERIFY_BACKEND")
+            .is_ok_and(|v| v.trim().eq_ignore_ascii_case("portable"));
+        if !forced && Backend::Ifma.is_available() {
+            Backend::Ifma
+        } else {
+            Backend::Portable
+        }
+    })
+}
+
+impl Backend {
+    /// Every backend this build knows, in order of preference (fastest first).
+    pub const ALL: [Backend; 2] = [Backend::Ifma, Backend::Portable];
+
+    /// Short lowercase name (`"ifma"`, `"portable"`), as accepted by `NOSTR_VERIFY_BACKEND`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Portable => "portable",
+            Backend::Ifma => "ifma",
+        }
+    }
+
+    /// Whether this backend can run here (this build and this CPU). Ignores
+    /// `NOSTR_VERIFY_BACKEND`: tests and benchmarks use it to run every arm.
+    pub fn is_available(self) -> bool {
+        match self {
+            Backend::Portable => true,
+            #[cfg(nostr_verify_ifma)]
+            Backend::Ifma => ifma_cpu().is_some(),
+            #[cfg(not(nostr_verify_ifma))]
+            Backend::Ifma => false,
+        }
+    }
+
+    /// The backends that can run here, fastest first (always ends with
+    /// [`Backend::Portable`]).
+    pub fn available() -> Vec<Backend> {
+        Self::ALL.into_iter().filter(|b| b.is_available()).collect()
+    }
+
+    /// [`lift_x_many_vartime`] on this backend (the portable arm if this one is not
+    /// [available](Backend::is_available) here).
+    ///
+    /// # Panics
+    ///
+    /// If the three slices have different lengths.
+    ///
+    /// # Variable time
+    ///
+    /// Branches on the inputs; public data only.
+    pub fn lift_x_many_vartime(
+        self,
+        xs: &[FieldElement],
+        ys: &mut [FieldElement],
+        ok: &mut [bool],
+    ) {
+        assert!(
+            xs.len() == ys.len() && xs.len() == ok.len(),
+            "lift_x_many_vartime: {} xs, {} ys, {} oks",
+            xs.len(),
+            ys.len(),
+            ok.len()
+        );
+        match self {
+            #[cfg(nostr_verify_ifma)]
+            Backend::Ifma => match ifma_cpu() {
+                Some(cpu) => ifma::lift_x_many_vartime(cpu, xs, ys, ok),
+                None => portable::lift_x_many_vartime(xs, ys, ok),
+            },
+            _ => portable::lift_x_many_vartime(xs, ys, ok),
+        }
+    }
+
+    /// [`add_affine_pairs_vartime`] on this backend (the portable arm if this one is not
+    /// [available](Backend::is_available) here).
+    ///
+    /// # Panics
+    ///
+    /// If the three slices have different lengths.
+    ///
+    /// # Variable time
+    ///
+    /// Branches on the inputs; public data only.
+    pub fn add_affine_pairs_vartime(
+        self,
+        a: &[AffinePoint],
+        b: &[AffinePoint],
+        out: &mut [AffinePoint],
+    ) {
+        assert!(
+            a.len() == b.len() && a.len() == out.len(),
+            "add_affine_pairs_vartime: {} a, {} b, {} out",
+            a.len(),
+            b.len(),
+            out.len()
+        );
+        match self {
+            #[cfg(nostr_verify_ifma)]
+            Backend::Ifma => match ifma_cpu() {
+                Some(cpu) => ifma::add_affine_pairs_vartime(cpu, a, b, out),
+                None => portable::add_affine_pairs_vartime(a, b, out),
+            },
+            _ => portable::add_affine_pairs_vartime(a, b, out),
+        }
+    }
+}
+
+/// BIP-340 lift_x for many x: `ys[i]` = the even y with y² = x³ + 7 and `ok[i] = true`, or
+/// `ys[i]` = 0 and `ok[i] = false` where x³ + 7 is not a square.
+///
+/// `xs` must be normalized field elements (`< p`, e.g. from [`FieldElement::from_bytes`]).
+/// Outputs are normalized. Runs on [`selected`]; see [`Backend::lift_x_many_vartime`] to pick
+/// an arm.
+///
+/// # Panics
+///
+/// If the three slices have different lengths.
+///
+/// # Variable time
+///
+/// Branches on the inputs; public data only.
+pub fn lift_x_many_vartime(xs: &[FieldElement], ys: &mut [FieldElement], ok: &mut [bool]) {
+    selected().lift_x_many_vartime(xs, ys, ok);
+}
+
+/// Affine additions of many independent pairs with one shared inversion (Montgomery's trick):
+/// `out[i] = a[i] + b[i]`.
+///
+/// Precondition: `a[i].x != b[i].x` for all i (the caller routes equal-x pairs to doubling or
+/// cancellation), no point is the identity, all coordinates normalized. Outputs are
+/// normalized, with `infinity = false`. A pair that violates the precondition does not
+/// disturb the others: it is computed with λ = 0, giving the meaningless
+/// `(−x₁ − x₂, −y₁)` on every backend. Runs on [`selected`]; see
+/// [`Backend::add_affine_pairs_vartime`] to pick an arm.
+///
+/// # Panics
+///
+/// If the three slices have different lengths.
+///
+/// # Variable time
+///
+/// Branches on the inputs; public data only.
+pub fn add_affine_pairs_vartime(a: &[AffinePoint], b: &[AffinePoint], out: &mut [AffinePoint]) {
+    selected().add_affine_pairs_vartime(a, b, out);
+}

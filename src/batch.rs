@@ -1,15 +1,74 @@
-//! The batch verifier.
+//! The batch verifier: one equation for many signatures, every `false` libsecp256k1's.
 //!
-//! INTERIM: this file currently checks every signature one at a time with libsecp256k1 (with
-//! a cache of parsed keys), which gives the final API and exactly the reference verdicts; the
-//! batch equation, MSM and narrowing replace the body of `verify_batch` (issue 3).
+//! # The equation
+//! For signatures `(rᵢ, sᵢ)` on messages `mᵢ` under keys `Pᵢ`, with `eᵢ = H(rᵢ‖Pᵢ‖mᵢ) mod n`
+//! and `Rᵢ = lift_x(rᵢ)`, every valid signature satisfies `sᵢ·G = Rᵢ + eᵢ·Pᵢ`. The batch checks
+//!
+//! ```text
+//!     (Σ aᵢ·sᵢ)·G − Σ aᵢ·Rᵢ − Σ_keys (Σ_{i∈key} aᵢ·eᵢ)·P  =  ∞
+//! ```
+//!
+//! with `a₁ = 1` and the other `aᵢ` 128-bit weights (BIP-340, "Batch Verification"). If any
+//! signature is invalid the sum is ∞ only with probability about 2^−128 over the weights.
+//! Signatures by the same key merge into one key term. The multi-scalar multiplication
+//! ([`crate::msm`]) sees `N = n + 2k + 2` points with scalars below 2^128: every `−Rᵢ` with
+//! `aᵢ` (unsplit), every key's scalar GLV-split over `P` and `λ·P = (β·x, y)`, and `Σ aᵢ·sᵢ`
+//! split at 2^128 over `G` and `2^128·G`. All nonces and cold keys are lifted together by
+//! [`backend::lift_x_many_vartime`] (SIMD lanes where available).
+//!
+//! # Why the weights are unpredictable
+//! The weights must be unknown to whoever chose the signatures, or invalid signatures could
+//! be crafted to cancel out. Each [`Verifier`] draws a 32-byte secret from the operating
+//! system (`getrandom`, the Web Crypto API on wasm32 with feature `js`) and counts its batches.
+//! For each batch, the seed is the tagged SHA-256 (`nostr-verify/batch-weights`) of the
+//! secret, the counter, and every signature's unreduced challenge digest and `s` (the digest
+//! commits to `r`, `P` and `m`, so the seed commits to every input). The weights are SHA-256
+//! of the seed and an index, 128 bits each. Thus (1) an attacker outside the process cannot
+//! predict them (the secret never leaves the verifier), and (2) even with a broken random
+//! source, the weights are a hash of all inputs, as BIP-340 recommends: changing any input
+//! changes every weight, so finding a cancelling invalid batch costs about 2^128 hash
+//! evaluations. Weights are reused unchanged while narrowing (sub-batches of a batch whose
+//! weights nobody outside saw).
+//!
+//! # Narrowing
+//! When the equation fails, the failing signatures are found by re-running the equation on
+//! halves, reusing lifted points, challenges and weights: test the left half; if it holds, the
+//! right half is known to fail and is split without being tested; otherwise both are
+//! searched. At every failing node one signature chosen with the weights is checked with
+//! libsecp256k1 first: if it is invalid, failures are dense there and the whole node is
+//! checked one at a time. Nodes of at most [`LEAF`] signatures are checked one at a time.
+//! Every `false` verdict from the equation path is therefore libsecp256k1's own.
+//!
+//! Per-signature pre-checks (`r ≥ p`, `s ≥ n`, `r` not an x coordinate, key not an x
+//! coordinate) give `false` for that signature alone, without failing the batch; they are the
+//! same checks libsecp256k1 makes, in BIP-340's order.
+//!
+//! # Variable time
+//! Verification handles public data only; the weights (secret) enter variable-time scalar
+//! multiplication, but a verifier never reveals timing-dependent results other than the
+//! verdicts.
 
-use crate::bip340::{parse_xonly, verify_parsed, SigRef};
-use secp256k1::XOnlyPublicKey;
-use std::collections::HashMap;
+use crate::arithmetic::field::FieldElement;
+use crate::arithmetic::group::{AffinePoint, JacobianPoint};
+use crate::arithmetic::scalar::Scalar;
+use crate::backend;
+use crate::bip340::{
+    challenge_hash, finish_from_midstate, parse_xonly, tagged_midstate, verify_parsed, SigRef,
+};
+use crate::key_cache::{KeyCache, DEFAULT_CAPACITY};
+use crate::msm;
+use secp256k1::{PublicKey, XOnlyPublicKey};
+use std::sync::OnceLock;
 
-/// Below this many signatures, `verify_batch` checks signatures one at a time.
-pub const MIN_BATCH: usize = 2;
+/// Below this many signatures, [`Verifier::verify_batch`] checks signatures one at a time
+/// with libsecp256k1 (measured: see `docs/msm-sweep.md`).
+pub const MIN_BATCH: usize = 4;
+
+/// Narrowing checks nodes of at most this many signatures one at a time.
+pub(crate) const LEAF: usize = 4;
+
+/// The tag of the weight derivation.
+const WEIGHTS_TAG: &[u8] = b"nostr-verify/batch-weights";
 
 /// Counters kept by a [`Verifier`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -28,11 +87,82 @@ pub struct Stats {
     pub key_cache_misses: u64,
 }
 
-/// A batch verifier: a cache of parsed keys and scratch buffers. Use one per thread.
+/// What the key cache keeps per key.
+#[derive(Clone, Copy, Debug)]
+struct CachedKey {
+    /// The key's point, even y.
+    p: AffinePoint,
+    /// λ·P = (β·x, y).
+    lambda_p: AffinePoint,
+    /// libsecp256k1's parsed key, made on first single verification.
+    xonly: Option<XOnlyPublicKey>,
+}
+
+impl CachedKey {
+    fn new(p: AffinePoint) -> Self {
+        CachedKey {
+            p,
+            lambda_p: p.endomorphism(),
+            xonly: None,
+        }
+    }
+}
+
+/// A key as used in one batch.
+#[derive(Clone, Copy, Debug)]
+struct BatchKey {
+    pk: [u8; 32],
+    /// `None` until lifted (cold keys), or when the key is not an x coordinate.
+    point: Option<CachedKey>,
+    /// Whether the key failed parsing (x ≥ p) or lifting.
+    invalid: bool,
+}
+
+/// One signature that passed the pre-checks (or is waiting for its lift).
+#[derive(Clone, Copy, Debug)]
+struct Prepared {
+    /// Index into the caller's slice.
+    idx: u32,
+    /// Index into the batch's keys.
+    key: u32,
+    /// `−R` once lifted (x = r).
+    neg_r: AffinePoint,
+    s: Scalar,
+    e: Scalar,
+    /// The weight `aᵢ`.
+    a: u128,
+}
+
+/// Reusable per-batch buffers.
+#[derive(Debug, Default)]
+struct Work {
+    order: Vec<(u128, u32)>,
+    /// Per input index: `u32::MAX`, or the index of the identical signature it duplicates.
+    dup_of: Vec<u32>,
+    keys: Vec<BatchKey>,
+    prep: Vec<Prepared>,
+    xs: Vec<FieldElement>,
+    ys: Vec<FieldElement>,
+    lifted: Vec<bool>,
+    transcript: Vec<u8>,
+    points: Vec<AffinePoint>,
+    scalars: Vec<u128>,
+    msm: msm::Scratch,
+}
+
+/// A batch verifier: a cache of lifted keys, the weights' secret, and scratch buffers.
+/// Use one per thread (it is `Send`); see [`crate::with_thread_verifier`].
+///
+/// The key cache holds up to 2,048 valid keys (set-associative, 8 ways, least recently used
+/// evicted within a set, indexed by SipHash under a per-instance random key). Per key it keeps
+/// the lifted point, `λ·P`, and libsecp256k1's parsed key once a single verification needed it.
 #[derive(Debug)]
 pub struct Verifier {
-    keys: HashMap<[u8; 32], XOnlyPublicKey>,
+    secret: [u8; 32],
+    counter: u64,
+    cache: KeyCache<CachedKey>,
     stats: Stats,
+    work: Work,
 }
 
 impl Default for Verifier {
@@ -41,57 +171,550 @@ impl Default for Verifier {
     }
 }
 
+/// `2^128·G`, computed once.
+fn g128() -> &'static AffinePoint {
+    static G128: OnceLock<AffinePoint> = OnceLock::new();
+    G128.get_or_init(|| {
+        let mut p = JacobianPoint::from_affine(&AffinePoint::GENERATOR);
+        for _ in 0..128 {
+            p = p.double_vartime();
+        }
+        p.to_affine_vartime()
+    })
+}
+
+/// The low and high 128 bits of a scalar.
+fn split_128(k: &Scalar) -> (u128, u128) {
+    let l = k.to_limbs();
+    (
+        (l[0] as u128) | ((l[1] as u128) << 64),
+        (l[2] as u128) | ((l[3] as u128) << 64),
+    )
+}
+
+/// The uncompressed SEC 1 encoding of a point, for libsecp256k1.
+fn uncompressed(p: &AffinePoint) -> [u8; 65] {
+    let mut b = [4u8; 65];
+    b[1..33].copy_from_slice(&p.x.to_bytes());
+    b[33..].copy_from_slice(&p.y.to_bytes());
+    b
+}
+
 impl Verifier {
     /// Creates a verifier, seeding its secret from the operating system's CSPRNG.
     ///
     /// # Panics
     /// Panics if the operating system provides no randomness.
     pub fn new() -> Self {
-        Verifier {
-            keys: HashMap::new(),
-            stats: Stats::default(),
-        }
+        let mut secret = [0u8; 32];
+        #[allow(clippy::expect_used)]
+        getrandom::getrandom(&mut secret).expect("nostr-verify: the OS random source failed");
+        Self::with_secret(secret)
     }
 
-    fn key(&mut self, pubkey: &[u8; 32]) -> Option<XOnlyPublicKey> {
-        if let Some(k) = self.keys.get(pubkey) {
-            self.stats.key_cache_hits += 1;
-            return Some(*k);
-        }
-        self.stats.key_cache_misses += 1;
-        let k = parse_xonly(pubkey)?;
-        if self.keys.len() >= 2048 {
-            self.keys.clear();
-        }
-        self.keys.insert(*pubkey, k);
-        Some(k)
-    }
-
-    /// Verifies many signatures; `ok[i]` receives the verdict of `sigs[i]`.
+    /// A verifier with a key cache of at least `capacity` keys (default 2,048).
     ///
-    /// Returns `true` when every signature is valid. `ok` is cleared first.
-    pub fn verify_batch(&mut self, sigs: &[SigRef<'_>], ok: &mut Vec<bool>) -> bool {
-        ok.clear();
-        ok.extend(sigs.iter().map(|s| self.verify_one(s)));
-        ok.iter().all(|&b| b)
+    /// # Panics
+    /// Panics if the operating system provides no randomness.
+    pub fn with_cache_capacity(capacity: usize) -> Self {
+        let mut v = Self::new();
+        v.cache = KeyCache::with_capacity(capacity);
+        v
     }
 
-    /// Evaluates the batch equation alone: `true` when every signature is valid.
-    pub fn verify_all(&mut self, sigs: &[SigRef<'_>]) -> bool {
-        sigs.iter().all(|s| self.verify_one(s))
-    }
-
-    /// Verifies one signature with libsecp256k1, the key taken from the cache.
-    pub fn verify_one(&mut self, sig: &SigRef<'_>) -> bool {
-        self.stats.single_checked += 1;
-        match self.key(sig.pubkey) {
-            Some(pk) => verify_parsed(&pk, sig.msg, sig.sig),
-            None => false,
+    fn with_secret(secret: [u8; 32]) -> Self {
+        Verifier {
+            secret,
+            counter: 0,
+            cache: KeyCache::with_capacity(DEFAULT_CAPACITY),
+            stats: Stats::default(),
+            work: Work::default(),
         }
     }
 
     /// The counters so far.
     pub fn stats(&self) -> Stats {
         self.stats
+    }
+
+    /// libsecp256k1's parsed key for a cached entry (made from the lifted point: a cheap
+    /// uncompressed parse, no square root; libsecp256k1 checks the point is on the curve).
+    fn xonly_of(c: &mut CachedKey) -> Option<XOnlyPublicKey> {
+        if c.xonly.is_none() {
+            c.xonly = PublicKey::from_slice(&uncompressed(&c.p))
+                .ok()
+                .map(|p| p.x_only_public_key().0);
+        }
+        c.xonly
+    }
+
+    /// Verifies one signature with libsecp256k1, the key taken from the cache.
+    pub fn verify_one(&mut self, sig: &SigRef<'_>) -> bool {
+        self.stats.single_checked += 1;
+        if let Some(c) = self.cache.get(sig.pubkey) {
+            self.stats.key_cache_hits += 1;
+            if let Some(x) = Self::xonly_of(c) {
+                return verify_parsed(&x, sig.msg, sig.sig);
+            }
+        }
+        self.stats.key_cache_misses += 1;
+        let Some(x) = parse_xonly(sig.pubkey) else {
+            return false;
+        };
+        // Cache the key's point, taken from libsecp256k1's parse (no second square root).
+        let full = x
+            .public_key(secp256k1::Parity::Even)
+            .serialize_uncompressed();
+        let (px, py) = (full[1..33].try_into(), full[33..].try_into());
+        if let (Ok(px), Ok(py)) = (px, py) {
+            if let (Some(x_), Some(y_)) =
+                (FieldElement::from_bytes(&px), FieldElement::from_bytes(&py))
+            {
+                let mut c = CachedKey::new(AffinePoint {
+                    x: x_,
+                    y: y_,
+                    infinity: false,
+                });
+                c.xonly = Some(x);
+                self.cache.insert(sig.pubkey, c);
+            }
+        }
+        verify_parsed(&x, sig.msg, sig.sig)
+    }
+
+    /// Verifies many signatures; `ok[i]` receives the verdict of `sigs[i]`.
+    ///
+    /// `ok` is cleared first. Returns `true` when every signature is valid. Verdicts are
+    /// exactly libsecp256k1's: `true` comes from a batch equation that held (or from
+    /// libsecp256k1), every `false` from libsecp256k1 or from a pre-check libsecp256k1 makes
+    /// too (`r ≥ p`, `s ≥ n`, no point with x = r, no point with x = key).
+    ///
+    /// # Examples
+    /// ```
+    /// use nostr_verify::{SigRef, Verifier};
+    /// let (pk, msg, sig) = ([1u8; 32], [2u8; 32], [3u8; 64]);
+    /// let mut v = Verifier::new();
+    /// let mut ok = Vec::new();
+    /// assert!(!v.verify_batch(&[SigRef { pubkey: &pk, msg: &msg, sig: &sig }], &mut ok));
+    /// assert_eq!(ok, [false]);
+    /// ```
+    pub fn verify_batch(&mut self, sigs: &[SigRef<'_>], ok: &mut Vec<bool>) -> bool {
+        ok.clear();
+        ok.resize(sigs.len(), false);
+        if sigs.len() < MIN_BATCH {
+            for (o, s) in ok.iter_mut().zip(sigs) {
+                *o = self.verify_one(s);
+            }
+            return ok.iter().all(|&b| b);
+        }
+        self.prepare(sigs);
+        let m = self.work.prep.len();
+        self.narrow(sigs, ok, 0, m, false);
+        for i in 0..sigs.len() {
+            let d = self.work.dup_of[i];
+            if d != u32::MAX {
+                ok[i] = ok[d as usize];
+            }
+        }
+        ok.iter().all(|&b| b)
+    }
+
+    /// Evaluates the batch equation alone: `true` when every signature is valid (up to the
+    /// 2^−128 chance of the equation holding over invalid signatures).
+    pub fn verify_all(&mut self, sigs: &[SigRef<'_>]) -> bool {
+        if sigs.len() < MIN_BATCH {
+            return sigs.iter().all(|s| self.verify_one(s));
+        }
+        let unique = self.prepare(sigs);
+        if self.work.prep.len() != unique {
+            return false;
+        }
+        let m = self.work.prep.len();
+        let held = self.equation(0, m);
+        self.stats.batches += 1;
+        if held {
+            self.stats.batches_held += 1;
+            self.stats.batch_accepted += sigs.len() as u64;
+        }
+        held
+    }
+
+    /// Parses, pre-checks, lifts, hashes and weighs `sigs` into `self.work.prep` (the ones that
+    /// pass the pre-checks, grouped by key). Returns how many distinct signatures there are.
+    fn prepare(&mut self, sigs: &[SigRef<'_>]) -> usize {
+        let w = &mut self.work;
+        w.order.clear();
+        w.dup_of.clear();
+        w.dup_of.resize(sigs.len(), u32::MAX);
+        w.keys.clear();
+        w.prep.clear();
+        w.xs.clear();
+        w.transcript.clear();
+        // Group by key (and put identical signatures next to each other): sort on a prefix of
+        // the key and of r. Keys whose prefixes collide may form several groups, which is
+        // correct, only slower.
+        for (i, s) in sigs.iter().enumerate() {
+            let kp = u64::from_be_bytes(s.pubkey[..8].try_into().unwrap_or_default());
+            let rp = u64::from_be_bytes(s.sig[..8].try_into().unwrap_or_default());
+            w.order.push((((kp as u128) << 64) | rp as u128, i as u32));
+        }
+        w.order.sort_unstable();
+        let mut unique = 0;
+        let mut prev: Option<usize> = None;
+        let mut rep: usize = 0;
+        for oi in 0..w.order.len() {
+            let i = w.order[oi].1 as usize;
+            let s = &sigs[i];
+            if let Some(p) = prev {
+                let q = &sigs[p];
+                if q.sig == s.sig && q.msg == s.msg && q.pubkey == s.pubkey {
+                    w.dup_of[i] = rep as u32;
+                    continue;
+                }
+            }
+            let same_key = prev.is_some_and(|p| sigs[p].pubkey == s.pubkey);
+            prev = Some(i);
+            rep = i;
+            unique += 1;
+            if !same_key {
+                let point = self.cache.get(s.pubkey).copied();
+                let invalid = match point {
+                    Some(_) => {
+                        self.stats.key_cache_hits += 1;
+                        false
+                    }
+                    None => {
+                        self.stats.key_cache_misses += 1;
+                        FieldElement::from_bytes(s.pubkey).is_none()
+                    }
+                };
+                w.keys.push(BatchKey {
+                    pk: *s.pubkey,
+                    point,
+                    invalid,
+                });
+            }
+            let key = w.keys.len() - 1;
+            if w.keys[key].invalid {
+                continue;
+            }
+            // r ≥ p or s ≥ n: false for this signature alone.
+            let r_bytes: &[u8; 32] = s.sig[..32].try_into().unwrap_or(&[0xff; 32]);
+            let s_bytes: &[u8; 32] = s.sig[32..].try_into().unwrap_or(&[0xff; 32]);
+            let (Some(r), Some(s_scalar)) = (
+                FieldElement::from_bytes(r_bytes),
+                Scalar::from_bytes_checked(s_bytes),
+            ) else {
+                continue;
+            };
+            let e = challenge_hash(r_bytes, s.pubkey, s.msg);
+            w.transcript.extend_from_slice(&e);
+            w.transcript.extend_from_slice(s_bytes);
+            w.xs.push(r);
+            w.prep.push(Prepared {
+                idx: i as u32,
+                key: key as u32,
+                neg_r: AffinePoint::IDENTITY,
+                s: s_scalar,
+                e: Scalar::from_bytes_reduced(&e),
+                a: 0,
+            });
+        }
+        // Lift every nonce and every cold key in one call.
+        let nr = w.xs.len();
+        for k in &w.keys {
+            if k.point.is_none() && !k.invalid {
+                // from_bytes succeeded above.
+                w.xs.push(FieldElement::from_bytes(&k.pk).unwrap_or(FieldElement::ZERO));
+            }
+        }
+        w.ys.clear();
+        w.ys.resize(w.xs.len(), FieldElement::ZERO);
+        w.lifted.clear();
+        w.lifted.resize(w.xs.len(), false);
+        backend::lift_x_many_vartime(&w.xs, &mut w.ys, &mut w.lifted);
+        let mut j = nr;
+        for k in w.keys.iter_mut() {
+            if k.point.is_none() && !k.invalid {
+                if w.lifted[j] {
+                    let c = CachedKey::new(AffinePoint {
+                        x: w.xs[j],
+                        y: w.ys[j],
+                        infinity: false,
+                    });
+                    self.cache.insert(&k.pk, c);
+                    k.point = Some(c);
+                } else {
+                    k.invalid = true;
+                }
+                j += 1;
+            }
+        }
+        // Keep the signatures whose nonce and key lifted; set −R.
+        let mut keep = 0;
+        for t in 0..nr {
+            let p = w.prep[t];
+            if !w.lifted[t] || w.keys[p.key as usize].invalid {
+                continue;
+            }
+            let mut p = p;
+            p.neg_r = AffinePoint {
+                x: w.xs[t],
+                y: w.ys[t],
+                infinity: false,
+            }
+            .neg();
+            // The transcript entry moves with it.
+            w.transcript.copy_within(64 * t..64 * t + 64, 64 * keep);
+            w.prep[keep] = p;
+            keep += 1;
+        }
+        w.prep.truncate(keep);
+        w.transcript.truncate(64 * keep);
+        // The weights: a seed committing to the secret, the counter and every input, then
+        // 128-bit weights from SHA-256(seed ‖ index); a₁ = 1.
+        self.counter += 1;
+        let mut head = Vec::with_capacity(64 + w.transcript.len());
+        head.extend_from_slice(&self.secret);
+        head.extend_from_slice(&self.counter.to_le_bytes());
+        head.extend_from_slice(&(keep as u64).to_le_bytes());
+        head.extend_from_slice(&[0u8; 16]);
+        head.extend_from_slice(&w.transcript);
+        w.transcript.clear();
+        let mid = weights_midstate();
+        let seed = finish_from_midstate(mid, &head);
+        let mut block = [0u8; 40];
+        block[..32].copy_from_slice(&seed);
+        for pair in 0..keep.div_ceil(2) {
+            block[32..].copy_from_slice(&(pair as u64).to_le_bytes());
+            let h = finish_from_midstate(mid, &block);
+            let a0 = u128::from_le_bytes(h[..16].try_into().unwrap_or_default()).max(1);
+            let a1 = u128::from_le_bytes(h[16..].try_into().unwrap_or_default()).max(1);
+            w.prep[2 * pair].a = a0;
+            if 2 * pair + 1 < keep {
+                w.prep[2 * pair + 1].a = a1;
+            }
+        }
+        if let Some(first) = w.prep.first_mut() {
+            first.a = 1;
+        }
+        unique
+    }
+
+    /// The batch equation over `prep[lo..hi]`: true when it holds.
+    fn equation(&mut self, lo: usize, hi: usize) -> bool {
+        let w = &mut self.work;
+        w.points.clear();
+        w.scalars.clear();
+        let mut g = Scalar::ZERO;
+        let mut key_sum = Scalar::ZERO;
+        let mut cur_key = u32::MAX;
+        let flush = |key: u32,
+                     sum: &Scalar,
+                     keys: &[BatchKey],
+                     pts: &mut Vec<AffinePoint>,
+                     ks: &mut Vec<u128>| {
+            if key == u32::MAX {
+                return;
+            }
+            // −(Σ aᵢ·eᵢ)·P, GLV-split: (±k1)·P + (±k2)·(λ·P).
+            let Some(c) = keys[key as usize].point else {
+                return;
+            };
+            let split = sum.negate().split_lambda();
+            pts.push(if split.k1_neg { c.p.neg() } else { c.p });
+            ks.push(split.k1);
+            pts.push(if split.k2_neg {
+                c.lambda_p.neg()
+            } else {
+                c.lambda_p
+            });
+            ks.push(split.k2);
+        };
+        for p in &w.prep[lo..hi] {
+            let a = Scalar::from_u128(p.a);
+            // (Σ aᵢ·sᵢ)·G
+            g = g.add(&a.mul(&p.s));
+            // −aᵢ·Rᵢ
+            w.points.push(p.neg_r);
+            w.scalars.push(p.a);
+            if p.key != cur_key {
+                flush(cur_key, &key_sum, &w.keys, &mut w.points, &mut w.scalars);
+                cur_key = p.key;
+                key_sum = Scalar::ZERO;
+            }
+            key_sum = key_sum.add(&a.mul(&p.e));
+        }
+        flush(cur_key, &key_sum, &w.keys, &mut w.points, &mut w.scalars);
+        let (g_lo, g_hi) = split_128(&g);
+        w.points.push(AffinePoint::GENERATOR);
+        w.scalars.push(g_lo);
+        w.points.push(*g128());
+        w.scalars.push(g_hi);
+        msm::msm_vartime(&w.points, &w.scalars, &mut w.msm).is_infinity()
+    }
+
+    /// libsecp256k1's verdict on prepared signature `j`.
+    fn single(&mut self, sigs: &[SigRef<'_>], j: usize) -> bool {
+        self.stats.single_checked += 1;
+        let p = self.work.prep[j];
+        let sig = &sigs[p.idx as usize];
+        let key = &mut self.work.keys[p.key as usize];
+        let x = match key.point.as_mut() {
+            Some(c) => Self::xonly_of(c),
+            None => None,
+        };
+        match x.or_else(|| parse_xonly(sig.pubkey)) {
+            Some(x) => verify_parsed(&x, sig.msg, sig.sig),
+            None => false,
+        }
+    }
+
+    /// Finds the verdicts of `prep[lo..hi]`; `failed` says the equation is known to fail there.
+    fn narrow(&mut self, sigs: &[SigRef<'_>], ok: &mut [bool], lo: usize, hi: usize, failed: bool) {
+        let m = hi - lo;
+        if m == 0 {
+            return;
+        }
+        if m <= LEAF && (failed || lo != 0 || hi != self.work.prep.len()) {
+            for j in lo..hi {
+                ok[self.work.prep[j].idx as usize] = self.single(sigs, j);
+            }
+            return;
+        }
+        if !failed {
+            self.stats.batches += 1;
+            if self.equation(lo, hi) {
+                self.stats.batches_held += 1;
+                self.stats.batch_accepted += m as u64;
+                for p in &self.work.prep[lo..hi] {
+                    ok[p.idx as usize] = true;
+                }
+                return;
+            }
+        }
+        // The equation fails on [lo, hi). Probe one signature picked by its weight.
+        let probe = lo + (self.work.prep[lo].a as usize ^ self.work.prep[hi - 1].a as usize) % m;
+        let v = self.single(sigs, probe);
+        ok[self.work.prep[probe].idx as usize] = v;
+        if !v {
+            // Dense failures here: one at a time.
+            for j in (lo..hi).filter(|&j| j != probe) {
+                ok[self.work.prep[j].idx as usize] = self.single(sigs, j);
+            }
+            return;
+        }
+        self.work.prep.swap(lo, probe);
+        let lo = lo + 1;
+        if lo == hi {
+            return;
+        }
+        let mid = lo + (hi - lo) / 2;
+        if mid == lo {
+            // One signature left and the rest valid: it is the invalid one (libsecp256k1 says).
+            self.narrow(sigs, ok, lo, hi, true);
+            return;
+        }
+        self.stats.batches += 1;
+        if self.equation(lo, mid) {
+            self.stats.batches_held += 1;
+            self.stats.batch_accepted += (mid - lo) as u64;
+            for p in &self.work.prep[lo..mid] {
+                ok[p.idx as usize] = true;
+            }
+            self.narrow(sigs, ok, mid, hi, true);
+        } else {
+            self.narrow(sigs, ok, lo, mid, true);
+            self.narrow(sigs, ok, mid, hi, false);
+        }
+    }
+}
+
+/// The SHA-256 midstate of the weights' tag, computed once.
+fn weights_midstate() -> &'static [u32; 8] {
+    static MID: OnceLock<[u32; 8]> = OnceLock::new();
+    MID.get_or_init(|| tagged_midstate(WEIGHTS_TAG))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verifier_is_send() {
+        fn is_send<T: Send>() {}
+        is_send::<Verifier>();
+    }
+
+    #[test]
+    fn g128_is_two_to_the_128_times_g() {
+        // 2^128·G = (2^64·G) doubled 64 more times, computed independently via scalar mul of
+        // the split: G·2^128 must equal the result of from_u128 arithmetic in the MSM.
+        let k = Scalar::from_u128(u128::MAX).add(&Scalar::ONE); // 2^128
+        let (lo, hi) = split_128(&k);
+        assert_eq!((lo, hi), (0, 1));
+        let mut s = msm::Scratch::default();
+        let a = msm::msm_vartime(&[*g128()], &[1], &mut s);
+        let mut b = JacobianPoint::from_affine(&AffinePoint::GENERATOR);
+        for _ in 0..64 {
+            b = b.double_vartime();
+        }
+        let b = b.to_affine_vartime();
+        let c = msm::msm_vartime(&[b], &[1u128 << 64], &mut s);
+        assert!(a.add_vartime(&c.neg()).is_infinity());
+    }
+
+    #[test]
+    fn weights_are_fresh_and_nonzero() {
+        // Same batch twice: different weights (the counter), first weight 1.
+        let mut v = Verifier::new();
+        // Key and r: the x of G (both lift); six different s values (no duplicates).
+        let pk = AffinePoint::GENERATOR.x.to_bytes();
+        let msg = [3u8; 32];
+        let mut sigs = Vec::new();
+        for i in 0..6u8 {
+            let mut sig = [0u8; 64];
+            sig[..32].copy_from_slice(&pk);
+            sig[63] = i + 1;
+            sigs.push(sig);
+        }
+        let refs: Vec<_> = sigs
+            .iter()
+            .map(|s| SigRef {
+                pubkey: &pk,
+                msg: &msg,
+                sig: s,
+            })
+            .collect();
+        v.prepare(&refs);
+        let a1: Vec<u128> = v.work.prep.iter().map(|p| p.a).collect();
+        v.prepare(&refs);
+        let a2: Vec<u128> = v.work.prep.iter().map(|p| p.a).collect();
+        assert_eq!(a1.len(), 6);
+        assert_eq!(a1[0], 1);
+        assert_ne!(a1[1..], a2[1..]);
+        assert!(a1.iter().all(|&a| a != 0));
+        // Weights of one batch differ from each other.
+        assert!(a1[1..]
+            .iter()
+            .enumerate()
+            .all(|(i, a)| a1[i + 2..].iter().all(|b| a != b)));
+    }
+
+    #[test]
+    fn weights_midstate_is_recomputed() {
+        assert_eq!(
+            *weights_midstate(),
+            [
+                0x733a_f9c4,
+                0x2483_b932,
+                0x07fb_f317,
+                0xa75f_b2e0,
+                0x3064_eada,
+                0xf4c7_40b7,
+                0xac4e_3e24,
+                0x37d7_013b
+            ]
+        );
     }
 }

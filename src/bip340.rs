@@ -52,3 +52,162 @@ pub fn verify_one(sig: &SigRef<'_>) -> bool {
         None => false,
     }
 }
+
+/// The BIP-340 challenge tag: `e = H_tag(r || P || m)` with this tag.
+pub const CHALLENGE_TAG: &[u8] = b"BIP0340/challenge";
+
+/// SHA-256 state after absorbing `SHA256(tag) || SHA256(tag)` for [`CHALLENGE_TAG`].
+///
+/// Derivation: one SHA-256 compression of the 64-byte block `SHA256(tag) || SHA256(tag)` from
+/// the standard initial state (the same constant as libsecp256k1's
+/// `secp256k1_schnorrsig_sha256_tagged`). `tests::challenge_midstate_is_recomputed` recomputes it.
+const CHALLENGE_MIDSTATE: [u32; 8] = [
+    0x9cec_ba11,
+    0x2392_5381,
+    0x1167_9112,
+    0xd162_7e0f,
+    0x97c8_7550,
+    0x003c_c765,
+    0x90f6_1164,
+    0x33e9_b66a,
+];
+
+/// The SHA-256 initial state (FIPS 180-4, section 5.3.3).
+const SHA256_IV: [u32; 8] = [
+    0x6a09_e667,
+    0xbb67_ae85,
+    0x3c6e_f372,
+    0xa54f_f53a,
+    0x510e_527f,
+    0x9b05_688c,
+    0x1f83_d9ab,
+    0x5be0_cd19,
+];
+
+/// Runs SHA-256 compressions over whole 64-byte blocks (SHA-NI / ARMv8 SHA picked at run time
+/// by the `sha2` crate).
+fn compress(state: &mut [u32; 8], blocks: &[[u8; 64]]) {
+    for b in blocks {
+        sha2::compress256(
+            state,
+            core::slice::from_ref(sha2::digest::generic_array::GenericArray::from_slice(b)),
+        );
+    }
+}
+
+/// Serializes a SHA-256 state as the big-endian digest.
+fn state_bytes(state: &[u32; 8]) -> [u8; 32] {
+    let mut out = [0u8; 32];
+    for (o, w) in out.chunks_exact_mut(4).zip(state) {
+        o.copy_from_slice(&w.to_be_bytes());
+    }
+    out
+}
+
+/// The SHA-256 state after absorbing the 64-byte prefix `SHA256(tag) || SHA256(tag)` of a BIP-340
+/// tagged hash.
+pub(crate) fn tagged_midstate(tag: &[u8]) -> [u32; 8] {
+    use sha2::Digest;
+    let t: [u8; 32] = sha2::Sha256::digest(tag).into();
+    let mut block = [0u8; 64];
+    block[..32].copy_from_slice(&t);
+    block[32..].copy_from_slice(&t);
+    let mut s = SHA256_IV;
+    compress(&mut s, &[block]);
+    s
+}
+
+/// Finishes a SHA-256 hash from `midstate` (which has absorbed exactly one 64-byte block) over
+/// `data` (any length): the tagged hash `H_tag(data)` when `midstate` is [`tagged_midstate`].
+pub(crate) fn finish_from_midstate(midstate: &[u32; 8], data: &[u8]) -> [u8; 32] {
+    let mut s = *midstate;
+    let mut chunks = data.chunks_exact(64);
+    for c in &mut chunks {
+        let mut b = [0u8; 64];
+        b.copy_from_slice(c);
+        compress(&mut s, &[b]);
+    }
+    let rest = chunks.remainder();
+    let bits = ((64 + data.len()) as u64) * 8;
+    let mut tail = [[0u8; 64]; 2];
+    let flat = tail.as_flattened_mut();
+    flat[..rest.len()].copy_from_slice(rest);
+    flat[rest.len()] = 0x80;
+    let nblocks = if rest.len() + 9 <= 64 { 1 } else { 2 };
+    flat[nblocks * 64 - 8..nblocks * 64].copy_from_slice(&bits.to_be_bytes());
+    compress(&mut s, &tail[..nblocks]);
+    state_bytes(&s)
+}
+
+/// The BIP-340 challenge digest `H_BIP0340/challenge(r || P || m)` for a 32-byte message, before
+/// reduction mod n.
+///
+/// Two SHA-256 compressions from the precomputed tag midstate: `r || P` fills one block, `m`
+/// plus padding (total length 160 bytes) the second.
+pub fn challenge_hash(r: &[u8; 32], pubkey: &[u8; 32], msg: &[u8; 32]) -> [u8; 32] {
+    let mut blocks = [[0u8; 64]; 2];
+    blocks[0][..32].copy_from_slice(r);
+    blocks[0][32..].copy_from_slice(pubkey);
+    blocks[1][..32].copy_from_slice(msg);
+    blocks[1][32] = 0x80;
+    // Message length: 64 (tag prefix) + 96 bytes = 1280 bits.
+    blocks[1][62] = 0x05;
+    let mut s = CHALLENGE_MIDSTATE;
+    compress(&mut s, &blocks);
+    state_bytes(&s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sha2::{Digest, Sha256};
+
+    fn plain_tagged(tag: &[u8], data: &[u8]) -> [u8; 32] {
+        let t = Sha256::digest(tag);
+        let mut h = Sha256::new();
+        h.update(t);
+        h.update(t);
+        h.update(data);
+        h.finalize().into()
+    }
+
+    #[test]
+    fn challenge_midstate_is_recomputed() {
+        assert_eq!(tagged_midstate(CHALLENGE_TAG), CHALLENGE_MIDSTATE);
+    }
+
+    #[test]
+    fn challenge_matches_plain_tagged_hash() {
+        let mut x = [0u8; 96];
+        for round in 0..200u32 {
+            for (i, b) in x.iter_mut().enumerate() {
+                *b = (round
+                    .wrapping_mul(2_654_435_761)
+                    .wrapping_add(i as u32 * 40_503)
+                    >> 7) as u8;
+            }
+            let (r, rest) = x.split_at(32);
+            let (p, m) = rest.split_at(32);
+            let e = challenge_hash(
+                r.try_into().unwrap(),
+                p.try_into().unwrap(),
+                m.try_into().unwrap(),
+            );
+            assert_eq!(e, plain_tagged(CHALLENGE_TAG, &x));
+        }
+    }
+
+    #[test]
+    fn finish_from_midstate_matches_plain_for_all_lengths() {
+        let tag = b"nostr-verify/test";
+        let mid = tagged_midstate(tag);
+        let data: Vec<u8> = (0..300u32).map(|i| (i * 7 + 3) as u8).collect();
+        for len in 0..data.len() {
+            assert_eq!(
+                finish_from_midstate(&mid, &data[..len]),
+                plain_tagged(tag, &data[..len]),
+                "len {len}"
+            );
+        }
+    }
+}

@@ -1,1 +1,190 @@
-//! Bounded cache of lifted public keys (issue 3).
+//! Bounded cache of parsed public keys.
+//!
+//! Nostr traffic repeats authors: a relay sees the same few thousand keys again and again. Lifting
+//! an x-only key to its curve point costs a square root (about 4.5 µs in scalar code), so the
+//! [`Verifier`](crate::Verifier) keeps the lifted point (and what else it needs per key) here.
+//!
+//! # Layout
+//! Set-associative: `capacity / WAYS` sets of [`WAYS`] entries. A key goes to the set chosen by
+//! SipHash-1-3 of its 32 bytes under a per-instance random key (`std::hash::RandomState`, seeded
+//! from the operating system), so an attacker who does not know that key cannot aim many keys
+//! at one set to evict a victim's entries. Within a set the least recently used entry is evicted.
+//! Only keys that lifted successfully are inserted (the caller's duty: invalid keys are never
+//! cached, so they are re-checked every time).
+
+use std::hash::{BuildHasher, RandomState};
+
+/// Entries per set.
+pub(crate) const WAYS: usize = 8;
+
+/// The default number of keys held.
+pub(crate) const DEFAULT_CAPACITY: usize = 2048;
+
+#[derive(Clone, Debug)]
+struct Slot<V> {
+    key: [u8; 32],
+    /// Last use (a tick of the cache); 0 = empty.
+    stamp: u64,
+    value: V,
+}
+
+/// A bounded, set-associative, LRU-per-set map from 32-byte keys to `V`.
+#[derive(Debug)]
+pub(crate) struct KeyCache<V> {
+    slots: Vec<Option<Slot<V>>>,
+    sets_mask: usize,
+    hasher: RandomState,
+    tick: u64,
+    len: usize,
+}
+
+impl<V> KeyCache<V> {
+    /// A cache for at least `capacity` keys (rounded up to a power of two, at least [`WAYS`]).
+    pub(crate) fn with_capacity(capacity: usize) -> Self {
+        let sets = capacity.div_ceil(WAYS).max(1).next_power_of_two();
+        let mut slots = Vec::with_capacity(sets * WAYS);
+        slots.resize_with(sets * WAYS, || None);
+        KeyCache {
+            slots,
+            sets_mask: sets - 1,
+            hasher: RandomState::new(),
+            tick: 0,
+            len: 0,
+        }
+    }
+
+    /// How many keys the cache holds at most.
+    #[cfg(test)]
+    pub(crate) fn capacity(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// How many keys the cache holds now.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    fn set_of(&self, key: &[u8; 32]) -> usize {
+        (self.hasher.hash_one(key) as usize & self.sets_mask) * WAYS
+    }
+
+    /// Looks `key` up, marking it most recently used.
+    pub(crate) fn get(&mut self, key: &[u8; 32]) -> Option<&mut V> {
+        let base = self.set_of(key);
+        self.tick += 1;
+        let tick = self.tick;
+        self.slots[base..base + WAYS]
+            .iter_mut()
+            .flatten()
+            .find(|s| s.key == *key)
+            .map(|s| {
+                s.stamp = tick;
+                &mut s.value
+            })
+    }
+
+    /// Inserts (or replaces) `key`, evicting the least recently used key of its set when full.
+    pub(crate) fn insert(&mut self, key: &[u8; 32], value: V) -> &mut V {
+        let base = self.set_of(key);
+        self.tick += 1;
+        let set = &mut self.slots[base..base + WAYS];
+        let way = match set
+            .iter()
+            .position(|s| s.as_ref().is_some_and(|s| s.key == *key))
+        {
+            Some(w) => w,
+            None => match set.iter().position(Option::is_none) {
+                Some(w) => {
+                    self.len += 1;
+                    w
+                }
+                None => {
+                    let mut oldest = 0;
+                    for (w, s) in set.iter().enumerate() {
+                        if s.as_ref().map_or(0, |s| s.stamp)
+                            < set[oldest].as_ref().map_or(0, |s| s.stamp)
+                        {
+                            oldest = w;
+                        }
+                    }
+                    oldest
+                }
+            },
+        };
+        let slot = set[way].insert(Slot {
+            key: *key,
+            stamp: self.tick,
+            value,
+        });
+        &mut slot.value
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(i: u32) -> [u8; 32] {
+        let mut k = [0u8; 32];
+        k[..4].copy_from_slice(&i.to_le_bytes());
+        k[31] = 0x5a;
+        k
+    }
+
+    #[test]
+    fn insert_then_get() {
+        let mut c = KeyCache::with_capacity(64);
+        assert!(c.get(&key(1)).is_none());
+        c.insert(&key(1), 11u32);
+        c.insert(&key(2), 22u32);
+        assert_eq!(c.get(&key(1)).copied(), Some(11));
+        assert_eq!(c.get(&key(2)).copied(), Some(22));
+        assert!(c.get(&key(3)).is_none());
+        c.insert(&key(1), 12u32);
+        assert_eq!(c.get(&key(1)).copied(), Some(12));
+        assert_eq!(c.len(), 2);
+    }
+
+    #[test]
+    fn bounded_and_keeps_recent_keys() {
+        let mut c = KeyCache::with_capacity(DEFAULT_CAPACITY);
+        assert_eq!(c.capacity(), DEFAULT_CAPACITY);
+        for i in 0..10_000u32 {
+            c.insert(&key(i), i);
+            // A hot key touched every round is never evicted.
+            c.insert(&key(u32::MAX), 0);
+            assert!(c.len() <= c.capacity());
+        }
+        assert_eq!(c.len(), c.capacity());
+        assert_eq!(c.get(&key(u32::MAX)).copied(), Some(0));
+        // The last key inserted is there, with its own value.
+        assert_eq!(c.get(&key(9_999)).copied(), Some(9_999));
+        let held = (0..10_000u32).filter(|&i| c.get(&key(i)).is_some()).count();
+        assert_eq!(held, c.capacity() - 1);
+    }
+
+    #[test]
+    fn lru_within_a_set() {
+        // One set only: capacity WAYS.
+        let mut c = KeyCache::with_capacity(WAYS);
+        for i in 0..WAYS as u32 {
+            c.insert(&key(i), i);
+        }
+        // Touch key 0, so key 1 is now the least recently used.
+        assert!(c.get(&key(0)).is_some());
+        c.insert(&key(100), 100);
+        assert!(c.get(&key(1)).is_none());
+        assert!(c.get(&key(0)).is_some());
+        assert_eq!(c.len(), WAYS);
+    }
+
+    #[test]
+    fn salts_differ_between_instances() {
+        // Two instances place the same keys in different sets (with overwhelming probability over
+        // 64 keys and 256 sets).
+        let a = KeyCache::<()>::with_capacity(DEFAULT_CAPACITY);
+        let b = KeyCache::<()>::with_capacity(DEFAULT_CAPACITY);
+        assert!((0..64).any(|i| a.set_of(&key(i)) != b.set_of(&key(i))));
+    }
+}

@@ -1,0 +1,98 @@
+//! Thread CPU time for the benchmarks: a criterion [`Measurement`] and a median sampler.
+//!
+//! Timing uses `clock_gettime(CLOCK_THREAD_CPUTIME_ID)`, so time the thread spends
+//! descheduled on a shared machine is not counted.
+#![allow(dead_code)]
+
+use criterion::measurement::{Measurement, ValueFormatter};
+use criterion::Throughput;
+
+/// CPU time consumed by the calling thread, in nanoseconds.
+#[allow(unsafe_code)]
+pub(crate) fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `clock_gettime` writes one `timespec` through a valid pointer to a local.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed");
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Criterion measurement in thread CPU nanoseconds.
+pub(crate) struct ThreadCpuTime;
+
+impl Measurement for ThreadCpuTime {
+    type Intermediate = u64;
+    type Value = u64;
+    fn start(&self) -> u64 {
+        thread_cpu_ns()
+    }
+    fn end(&self, i: u64) -> u64 {
+        thread_cpu_ns() - i
+    }
+    fn add(&self, v1: &u64, v2: &u64) -> u64 {
+        v1 + v2
+    }
+    fn zero(&self) -> u64 {
+        0
+    }
+    fn to_f64(&self, v: &u64) -> f64 {
+        *v as f64
+    }
+    fn formatter(&self) -> &dyn ValueFormatter {
+        &NsFormatter
+    }
+}
+
+/// Formats CPU nanoseconds with ns / µs / ms units.
+struct NsFormatter;
+
+impl ValueFormatter for NsFormatter {
+    fn scale_values(&self, typical: f64, values: &mut [f64]) -> &'static str {
+        let (factor, unit) = if typical < 1e3 {
+            (1.0, "ns")
+        } else if typical < 1e6 {
+            (1e-3, "µs")
+        } else {
+            (1e-6, "ms")
+        };
+        for v in values {
+            *v *= factor;
+        }
+        unit
+    }
+    fn scale_throughputs(&self, _typical: f64, t: &Throughput, values: &mut [f64]) -> &'static str {
+        let n = match *t {
+            Throughput::Bytes(n) | Throughput::BytesDecimal(n) | Throughput::Elements(n) => {
+                n as f64
+            }
+        };
+        for v in values {
+            *v = n * 1e9 / *v;
+        }
+        "elem/s"
+    }
+    fn scale_for_machines(&self, _values: &mut [f64]) -> &'static str {
+        "ns"
+    }
+}
+
+/// Median thread CPU time per call of `f`, in ns: `samples` samples of `iters` calls each.
+pub(crate) fn median_ns(samples: usize, iters: usize, mut f: impl FnMut()) -> f64 {
+    for _ in 0..iters {
+        f(); // warm-up
+    }
+    let mut per_call: Vec<f64> = (0..samples)
+        .map(|_| {
+            let t = thread_cpu_ns();
+            for _ in 0..iters {
+                f();
+            }
+            (thread_cpu_ns() - t) as f64 / iters as f64
+        })
+        .collect();
+    per_call.sort_by(f64::total_cmp);
+    per_call[per_call.len() / 2]
+}

@@ -1,0 +1,441 @@
+//! Points of secp256k1, y² = x³ + 7 over the field mod p, in affine and Jacobian form.
+//!
+//! Formulas are the standard ones for a = 0 curves (Bernstein–Lange, Explicit-Formulas
+//! Database, "dbl-2009-l"-style doubling with 3M + 4S and "madd-2007-bl"/"add-2007-bl"
+//! additions without the Z² caching), written in libsecp256k1's style
+//! (`src/group_impl.h`): each line ends with the magnitude of its result in
+//! parentheses, and the operation count is on the function.
+//!
+//! # Magnitude
+//! [`AffinePoint`] coordinates are normalized when produced here (inputs of magnitude
+//! ≤ 4 are accepted everywhere). [`JacobianPoint`] coordinates have magnitude ≤ 4 as
+//! inputs and are produced with magnitude ≤ 2.
+//!
+//! # Variable time
+//! Every addition and doubling here branches on its inputs (identity, equal or opposite
+//! points): they are `_vartime` and meant for public data only.
+
+use super::constants::{BETA, CURVE_B, G_X, G_Y};
+use super::field::FieldElement;
+
+/// The largest coordinate magnitude the point formulas accept.
+const MAX_COORD_MAGNITUDE: u32 = 4;
+
+/// A point in affine coordinates `(x, y)`, or the identity when `infinity` is set (then
+/// `x` and `y` are meaningless, conventionally zero).
+///
+/// `PartialEq` compares points (value equality of coordinates, identity equals
+/// identity).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AffinePoint {
+    /// x coordinate.
+    pub x: FieldElement,
+    /// y coordinate.
+    pub y: FieldElement,
+    /// Whether this is the point at infinity.
+    pub infinity: bool,
+}
+
+/// A point in Jacobian coordinates `(X, Y, Z)`, standing for the affine point
+/// `(X/Z², Y/Z³)`; the identity when `infinity` is set or `Z ≡ 0`.
+#[derive(Clone, Copy, Debug)]
+pub struct JacobianPoint {
+    /// X coordinate.
+    pub x: FieldElement,
+    /// Y coordinate.
+    pub y: FieldElement,
+    /// Z coordinate.
+    pub z: FieldElement,
+    /// Whether this is the point at infinity.
+    pub infinity: bool,
+}
+
+impl PartialEq for AffinePoint {
+    fn eq(&self, other: &Self) -> bool {
+        match (self.infinity, other.infinity) {
+            (true, true) => true,
+            (false, false) => self.x.eq_vartime(&other.x) && self.y.eq_vartime(&other.y),
+            _ => false,
+        }
+    }
+}
+
+impl Eq for AffinePoint {}
+
+/// `x³ + 7` (magnitude 2). Input magnitude ≤ 8.
+#[inline]
+fn curve_rhs(x: &FieldElement) -> FieldElement {
+    x.square().mul(x).add(&CURVE_B)
+}
+
+impl AffinePoint {
+    /// The generator G (see [`super::constants::G_X`] for its provenance).
+    pub const GENERATOR: Self = Self {
+        x: G_X,
+        y: G_Y,
+        infinity: false,
+    };
+    /// The point at infinity.
+    pub const IDENTITY: Self = Self {
+        x: FieldElement::ZERO,
+        y: FieldElement::ZERO,
+        infinity: true,
+    };
+
+    /// BIP-340 `lift_x`: the point with this x and an even y, or `None` if x³ + 7 is not
+    /// a square (no such point).
+    ///
+    /// # Magnitude
+    /// `x`: magnitude ≤ 8; the result's coordinates are normalized.
+    ///
+    /// # Variable time
+    /// Square root and parity fix-up branch on the input.
+    pub fn lift_x_vartime(x: &FieldElement) -> Option<Self> {
+        let y = curve_rhs(x).sqrt_vartime()?;
+        let y = if y.is_odd() {
+            y.negate(1).normalize()
+        } else {
+            y
+        };
+        Some(Self {
+            x: x.normalize(),
+            y,
+            infinity: false,
+        })
+    }
+
+    /// [`Self::lift_x_vartime`] on 32 big-endian bytes; also `None` if x `≥ p` (BIP-340
+    /// rejects such keys rather than reducing them).
+    ///
+    /// # Variable time
+    /// As [`Self::lift_x_vartime`].
+    pub fn lift_x_bytes_vartime(x: &[u8; 32]) -> Option<Self> {
+        Self::lift_x_vartime(&FieldElement::from_bytes(x)?)
+    }
+
+    /// Whether `y² = x³ + 7` holds (false for the identity).
+    ///
+    /// # Variable time
+    /// Branches on the comparison.
+    pub fn is_on_curve_vartime(&self) -> bool {
+        !self.infinity && self.y.square().eq_vartime(&curve_rhs(&self.x))
+    }
+
+    /// `−self = (x, −y)`; the identity stays the identity.
+    ///
+    /// # Magnitude
+    /// Input coordinates ≤ 4; output normalized.
+    pub fn neg(&self) -> Self {
+        if self.infinity {
+            return Self::IDENTITY;
+        }
+        Self {
+            x: self.x.normalize(),
+            y: self.y.negate(MAX_COORD_MAGNITUDE).normalize(),
+            infinity: false,
+        }
+    }
+
+    /// The endomorphism φ(x, y) = (β·x, y), which equals λ·(x, y) (see
+    /// [`super::constants::BETA`]); the identity maps to itself.
+    ///
+    /// # Magnitude
+    /// Input coordinates ≤ 4; output normalized.
+    pub fn endomorphism(&self) -> Self {
+        if self.infinity {
+            return Self::IDENTITY;
+        }
+        Self {
+            x: self.x.mul(&BETA).normalize(),
+            y: self.y.normalize(),
+            infinity: false,
+        }
+    }
+
+    /// Whether this is the point at infinity.
+    #[inline]
+    pub fn is_infinity(&self) -> bool {
+        self.infinity
+    }
+
+    /// SEC 1 compressed encoding: `02`/`03` (even/odd y) followed by x, 33 bytes. The
+    /// identity, which has no such encoding, gives 33 zero bytes.
+    pub fn to_compressed(&self) -> [u8; 33] {
+        let mut out = [0u8; 33];
+        if self.infinity {
+            return out;
+        }
+        let y = self.y.normalize();
+        out[0] = if y.is_odd() { 0x03 } else { 0x02 };
+        out[1..].copy_from_slice(&self.x.to_bytes());
+        out
+    }
+
+    /// Parses a SEC 1 compressed point; `None` for a bad prefix, x `≥ p`, or an x with
+    /// no point on the curve.
+    ///
+    /// # Variable time
+    /// Square root branches on the input.
+    pub fn from_compressed(b: &[u8; 33]) -> Option<Self> {
+        let odd = match b[0] {
+            0x02 => false,
+            0x03 => true,
+            _ => return None,
+        };
+        let x_bytes: &[u8; 32] = b[1..].try_into().ok()?;
+        let p = Self::lift_x_bytes_vartime(x_bytes)?;
+        Some(if odd { p.neg() } else { p })
+    }
+}
+
+impl JacobianPoint {
+    /// The point at infinity.
+    pub const IDENTITY: Self = Self {
+        x: FieldElement::ZERO,
+        y: FieldElement::ONE,
+        z: FieldElement::ZERO,
+        infinity: true,
+    };
+
+    /// `(x, y, 1)`, or the identity.
+    #[inline]
+    pub fn from_affine(a: &AffinePoint) -> Self {
+        if a.infinity {
+            return Self::IDENTITY;
+        }
+        Self {
+            x: a.x,
+            y: a.y,
+            z: FieldElement::ONE,
+            infinity: false,
+        }
+    }
+
+    /// Whether this is the point at infinity (flag set or Z ≡ 0).
+    #[inline]
+    pub fn is_infinity(&self) -> bool {
+        self.infinity || self.z.normalizes_to_zero()
+    }
+
+    /// `−self = (X, −Y, Z)`.
+    ///
+    /// # Magnitude
+    /// Input coordinates ≤ 4; output Y has magnitude 1.
+    #[inline]
+    pub fn neg(&self) -> Self {
+        Self {
+            x: self.x,
+            y: self.y.negate(MAX_COORD_MAGNITUDE).normalize_weak(),
+            z: self.z,
+            infinity: self.infinity,
+        }
+    }
+
+    /// `2·self`. Cost: 3M + 4S.
+    ///
+    /// With S = Y², M = 3X², T = 4X·S:
+    /// X₃ = M² − 2T, Y₃ = M·(T − X₃) − 8S², Z₃ = 2Y·Z.
+    /// (a = 0, so the usual `a·Z⁴` term vanishes.)
+    ///
+    /// # Magnitude
+    /// Inputs ≤ 4; outputs X₃, Y₃ magnitude 1, Z₃ magnitude 2.
+    ///
+    /// # Variable time
+    /// Branches on the identity (secp256k1 has no point with y = 0, so doubling a
+    /// finite point never gives the identity; a Y ≡ 0 input is treated as such anyway).
+    #[rustfmt::skip]
+    pub fn double_vartime(&self) -> Self {
+        if self.is_infinity() || self.y.normalizes_to_zero() {
+            return Self::IDENTITY;
+        }
+        let z3 = self.y.mul(&self.z).mul_int(2);                 // Z₃ = 2·Y·Z          (2)
+        let s = self.y.square();                                 // S = Y²              (1)
+        let m = self.x.square().mul_int(3);                      // M = 3·X²            (3)
+        let t = self.x.mul(&s).mul_int(4);                       // T = 4·X·S           (4)
+        let x3 = m.square().add(&t.mul_int(2).negate(8))         // X₃ = M² − 2T        (1 + 9)
+            .normalize_weak();                                   //                     (1)
+        let y3 = m.mul(&t.add(&x3.negate(1)))                    // M·(T − X₃)          (1)
+            .add(&s.square().mul_int(8).negate(8))               //   − 8·S²            (1 + 9)
+            .normalize_weak();                                   //                     (1)
+        Self { x: x3, y: y3, z: z3, infinity: false }
+    }
+
+    /// `self + b` for an affine `b` ("mixed" addition). Cost: 8M + 3S.
+    ///
+    /// With U₂ = x₂·Z₁², S₂ = y₂·Z₁³, H = U₂ − X₁, R = S₂ − Y₁:
+    /// X₃ = R² − H³ − 2·X₁·H², Y₃ = R·(X₁·H² − X₃) − Y₁·H³, Z₃ = Z₁·H.
+    /// H ≡ 0 means equal x: then R ≡ 0 is a doubling and anything else is P + (−P).
+    ///
+    /// # Magnitude
+    /// Inputs ≤ 4; outputs magnitude 1.
+    ///
+    /// # Variable time
+    /// Branches on the identity and the exceptional cases.
+    #[rustfmt::skip]
+    pub fn add_affine_vartime(&self, b: &AffinePoint) -> Self {
+        if b.infinity {
+            return *self;
+        }
+        if self.is_infinity() {
+            return Self::from_affine(b);
+        }
+        let z1z1 = self.z.square();                              // Z₁²                 (1)
+        let u2 = b.x.mul(&z1z1);                                 // U₂ = x₂·Z₁²         (1)
+        let s2 = b.y.mul(&z1z1).mul(&self.z);                    // S₂ = y₂·Z₁³         (1)
+        let h = u2.add(&self.x.negate(MAX_COORD_MAGNITUDE));     // H = U₂ − X₁         (6)
+        let r = s2.add(&self.y.negate(MAX_COORD_MAGNITUDE));     // R = S₂ − Y₁         (6)
+        if h.normalizes_to_zero() {
+            return if r.normalizes_to_zero() { self.double_vartime() } else { Self::IDENTITY };
+        }
+        let h2 = h.square();                                     // H²                  (1)
+        let h3 = h.mul(&h2);                                     // H³                  (1)
+        let z3 = self.z.mul(&h);                                 // Z₃ = Z₁·H           (1)
+        let v = self.x.mul(&h2);                                 // V = X₁·H²           (1)
+        let x3 = r.square()                                      // R²                  (1)
+            .add(&h3.negate(1))                                  //   − H³              (3)
+            .add(&v.mul_int(2).negate(2))                        //   − 2V              (6)
+            .normalize_weak();                                   //                     (1)
+        let y3 = r.mul(&v.add(&x3.negate(1)))                    // R·(V − X₃)          (1)
+            .add(&self.y.mul(&h3).negate(1))                     //   − Y₁·H³           (3)
+            .normalize_weak();                                   //                     (1)
+        Self { x: x3, y: y3, z: z3, infinity: false }
+    }
+
+    /// `self + b`. Cost: 12M + 4S.
+    ///
+    /// With U₁ = X₁·Z₂², U₂ = X₂·Z₁², S₁ = Y₁·Z₂³, S₂ = Y₂·Z₁³, H = U₂ − U₁, R = S₂ − S₁:
+    /// X₃ = R² − H³ − 2·U₁·H², Y₃ = R·(U₁·H² − X₃) − S₁·H³, Z₃ = Z₁·Z₂·H.
+    ///
+    /// # Magnitude
+    /// Inputs ≤ 4; outputs magnitude 1.
+    ///
+    /// # Variable time
+    /// Branches on the identity and the exceptional cases.
+    #[rustfmt::skip]
+    pub fn add_vartime(&self, b: &Self) -> Self {
+        if b.is_infinity() {
+            return *self;
+        }
+        if self.is_infinity() {
+            return *b;
+        }
+        let z1z1 = self.z.square();                              // Z₁²                 (1)
+        let z2z2 = b.z.square();                                 // Z₂²                 (1)
+        let u1 = self.x.mul(&z2z2);                              // U₁ = X₁·Z₂²         (1)
+        let u2 = b.x.mul(&z1z1);                                 // U₂ = X₂·Z₁²         (1)
+        let s1 = self.y.mul(&z2z2).mul(&b.z);                    // S₁ = Y₁·Z₂³         (1)
+        let s2 = b.y.mul(&z1z1).mul(&self.z);                    // S₂ = Y₂·Z₁³         (1)
+        let h = u2.add(&u1.negate(1));                           // H = U₂ − U₁         (3)
+        let r = s2.add(&s1.negate(1));                           // R = S₂ − S₁         (3)
+        if h.normalizes_to_zero() {
+            return if r.normalizes_to_zero() { self.double_vartime() } else { Self::IDENTITY };
+        }
+        let h2 = h.square();                                     // H²                  (1)
+        let h3 = h.mul(&h2);                                     // H³                  (1)
+        let z3 = self.z.mul(&b.z).mul(&h);                       // Z₃ = Z₁·Z₂·H        (1)
+        let v = u1.mul(&h2);                                     // V = U₁·H²           (1)
+        let x3 = r.square()                                      // R²                  (1)
+            .add(&h3.negate(1))                                  //   − H³              (3)
+            .add(&v.mul_int(2).negate(2))                        //   − 2V              (6)
+            .normalize_weak();                                   //                     (1)
+        let y3 = r.mul(&v.add(&x3.negate(1)))                    // R·(V − X₃)          (1)
+            .add(&s1.mul(&h3).negate(1))                         //   − S₁·H³           (3)
+            .normalize_weak();                                   //                     (1)
+        Self { x: x3, y: y3, z: z3, infinity: false }
+    }
+
+    /// Whether both stand for the same point (cross-multiplied, no inversion).
+    ///
+    /// # Variable time
+    /// Branches on the comparisons.
+    pub fn eq_vartime(&self, other: &Self) -> bool {
+        match (self.is_infinity(), other.is_infinity()) {
+            (true, true) => return true,
+            (false, false) => {}
+            _ => return false,
+        }
+        let z1z1 = self.z.square();
+        let z2z2 = other.z.square();
+        self.x.mul(&z2z2).eq_vartime(&other.x.mul(&z1z1))
+            && self
+                .y
+                .mul(&z2z2)
+                .mul(&other.z)
+                .eq_vartime(&other.y.mul(&z1z1).mul(&self.z))
+    }
+
+    /// The affine form `(X/Z², Y/Z³)` (one inversion).
+    ///
+    /// # Magnitude
+    /// Output normalized.
+    ///
+    /// # Variable time
+    /// Inversion and identity check branch on the input.
+    pub fn to_affine_vartime(&self) -> AffinePoint {
+        if self.is_infinity() {
+            return AffinePoint::IDENTITY;
+        }
+        self.to_affine_with_zinv(&self.z.invert_vartime())
+    }
+
+    #[inline]
+    fn to_affine_with_zinv(&self, zinv: &FieldElement) -> AffinePoint {
+        let zinv2 = zinv.square();
+        AffinePoint {
+            x: self.x.mul(&zinv2).normalize(),
+            y: self.y.mul(&zinv2).mul(zinv).normalize(),
+            infinity: false,
+        }
+    }
+
+    /// Converts many points to affine with one shared inversion (Montgomery's trick):
+    /// `out` is cleared and receives one affine point per input, in order; identities
+    /// stay identities.
+    ///
+    /// # Magnitude
+    /// Outputs normalized.
+    ///
+    /// # Variable time
+    /// Branches on which inputs are the identity.
+    pub fn batch_to_affine_vartime(points: &[Self], out: &mut Vec<AffinePoint>) {
+        out.clear();
+        let mut zinv: Vec<FieldElement> = points
+            .iter()
+            .map(|p| if p.infinity { FieldElement::ZERO } else { p.z })
+            .collect();
+        let mut scratch = Vec::with_capacity(points.len());
+        // Zero Z (identity) stays zero; every other Z is inverted.
+        FieldElement::batch_invert_vartime(&mut zinv, &mut scratch);
+        out.extend(points.iter().zip(&zinv).map(|(p, zi)| {
+            if zi.is_zero() {
+                AffinePoint::IDENTITY
+            } else {
+                p.to_affine_with_zinv(zi)
+            }
+        }));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_multiples_agree() {
+        let g = AffinePoint::GENERATOR;
+        let gj = JacobianPoint::from_affine(&g);
+        let g2 = gj.double_vartime();
+        assert!(g2.eq_vartime(&gj.add_affine_vartime(&g)));
+        assert!(g2.eq_vartime(&gj.add_vartime(&gj)));
+        let g3 = g2.add_affine_vartime(&g);
+        assert!(g3.eq_vartime(&g2.add_vartime(&gj)));
+        assert!(g3.to_affine_vartime().is_on_curve_vartime());
+        assert!(gj.add_affine_vartime(&g.neg()).is_infinity());
+        assert!(gj.add_vartime(&gj.neg()).is_infinity());
+        assert!(JacobianPoint::IDENTITY
+            .add_affine_vartime(&g)
+            .eq_vartime(&gj));
+        assert_eq!(AffinePoint::from_compressed(&g.to_compressed()), Some(g));
+        assert_eq!(AffinePoint::lift_x_vartime(&g.x), Some(g));
+    }
+}

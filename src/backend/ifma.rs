@@ -1,0 +1,104 @@
+//! The AVX-512 IFMA backend: field arithmetic in radix 2^52, 8 elements per `__m512i` lane
+//! set (`vpmadd52luq` / `vpmadd52huq`).
+//!
+//! This module is the only place in the crate with `unsafe`. Every kernel is a *safe* function
+//! marked `#[target_feature(enable = "avx512f,avx512ifma,avx512vl")]`; the compiler only lets
+//! code without those features call it inside `unsafe`. That happens in exactly two places,
+//! the entry points below, and each is reachable only with a [`Detected`] token, which exists
+//! only after `is_x86_feature_detected!` confirmed the three features on the running CPU.
+//! Pointer loads and stores in `field8.rs` (`loadu`/`storeu` on references) are the other
+//! `unsafe` blocks, each with its `// SAFETY:` argument.
+//!
+//! - [`field8`](self): the limb kernels (mul, sqr, sub, carry, normalize) with their bounds.
+//! - lift: BIP-340 lift_x, 16 square roots in flight.
+//! - affine: batch-affine additions, 8 per vector, one shared inversion.
+//! - twin (tests only): the same algorithms on one element in plain integer code.
+#![allow(unsafe_code)]
+
+mod affine;
+mod field8;
+mod lift;
+#[cfg(test)]
+mod twin;
+
+use crate::arithmetic::field::FieldElement;
+use crate::arithmetic::group::AffinePoint;
+
+/// Proof that the running CPU has `avx512f`, `avx512ifma` and `avx512vl`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Detected(());
+
+impl Detected {
+    /// Runs the CPU feature detection; `Some` iff all three features are present.
+    pub(crate) fn detect() -> Option<Self> {
+        let ok = std::is_x86_feature_detected!("avx512f")
+            && std::is_x86_feature_detected!("avx512ifma")
+            && std::is_x86_feature_detected!("avx512vl");
+        ok.then_some(Detected(()))
+    }
+}
+
+/// IFMA arm of [`crate::backend::lift_x_many_vartime`] (same contract; lengths already checked).
+pub(crate) fn lift_x_many_vartime(
+    _cpu: Detected,
+    xs: &[FieldElement],
+    ys: &mut [FieldElement],
+    ok: &mut [bool],
+) {
+    // Raw limbs: the kernel normalizes in lanes, which accepts any limbs < 2^62 (every
+    // FieldElement magnitude), far cheaper than normalizing one element at a time here.
+    let get = |i: usize| xs[i].raw_limbs();
+    let put = |i: usize, y: Option<[u64; 5]>| match y {
+        Some(y) => {
+            ys[i] = FieldElement::from_limbs_unchecked(y);
+            ok[i] = true;
+        }
+        None => {
+            ys[i] = FieldElement::ZERO;
+            ok[i] = false;
+        }
+    };
+    // SAFETY: a `Detected` value exists only if avx512f, avx512ifma and avx512vl were detected
+    // on this CPU (see `Detected::detect`), which are exactly the features `lift_x_many` enables.
+    unsafe { lift::lift_x_many(xs.len(), get, put) }
+}
+
+/// IFMA arm of [`crate::backend::add_affine_pairs_vartime`] (same contract; lengths already
+/// checked).
+pub(crate) fn add_affine_pairs_vartime(
+    _cpu: Detected,
+    a: &[AffinePoint],
+    b: &[AffinePoint],
+    out: &mut [AffinePoint],
+) {
+    // Raw limbs, normalized in lanes by the kernel (as in `lift_x_many_vartime`).
+    let get = |i: usize| {
+        [
+            a[i].x.raw_limbs(),
+            a[i].y.raw_limbs(),
+            b[i].x.raw_limbs(),
+            b[i].y.raw_limbs(),
+        ]
+    };
+    let invert8 = |t: &mut [[u64; 5]; 8]| {
+        let mut e = t.map(FieldElement::from_limbs_unchecked);
+        let mut scratch = Vec::with_capacity(8);
+        FieldElement::batch_invert_vartime(&mut e, &mut scratch);
+        for (limbs, inv) in t.iter_mut().zip(&e) {
+            *limbs = inv.to_limbs_normalized();
+        }
+    };
+    let put = |i: usize, x: [u64; 5], y: [u64; 5]| {
+        out[i] = AffinePoint {
+            x: FieldElement::from_limbs_unchecked(x),
+            y: FieldElement::from_limbs_unchecked(y),
+            infinity: false,
+        };
+    };
+    // SAFETY: a `Detected` value exists only if avx512f, avx512ifma and avx512vl were detected
+    // on this CPU (see `Detected::detect`), which are exactly the features `add_pairs` enables.
+    unsafe { affine::add_pairs(a.len(), get, invert8, put) }
+}
+
+#[cfg(test)]
+mod tests;

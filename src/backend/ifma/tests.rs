@@ -1,0 +1,448 @@
+//! Every lane kernel against its serial twin (limb for limb), and the twins against
+//! `num-bigint`. Skipped, loudly, on CPUs without IFMA.
+
+use super::field8::{self, Fe8, MASK48, MASK52};
+use super::{affine, lift, twin, Detected};
+use num_bigint::BigUint;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+type Limbs = [u64; 5];
+
+fn cpu() -> Option<Detected> {
+    let d = Detected::detect();
+    if d.is_none() {
+        eprintln!("\n*** SKIPPED: no avx512f+avx512ifma+avx512vl on this CPU ***\n");
+    }
+    d
+}
+
+fn scale() -> usize {
+    std::env::var("SECP_DIFF_SCALE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1)
+        .max(1)
+}
+
+fn p() -> BigUint {
+    (BigUint::from(1u8) << 256) - BigUint::from(0x1_0000_03D1u64)
+}
+
+fn big(l: &Limbs) -> BigUint {
+    l.iter()
+        .rev()
+        .fold(BigUint::default(), |acc, &x| (acc << 52) + BigUint::from(x))
+}
+
+fn from_big(v: &BigUint) -> Limbs {
+    let mut out = [0u64; 5];
+    let m = BigUint::from(MASK52);
+    for (i, o) in out.iter_mut().enumerate() {
+        let d = (v >> (52 * i)) & &m;
+        *o = d.iter_u64_digits().next().unwrap_or(0);
+    }
+    out
+}
+
+fn assert_carried(l: &Limbs) {
+    assert!(l[..4].iter().all(|&x| x <= MASK52), "{l:x?}");
+    assert!(l[4] < 1 << 49, "{l:x?}");
+}
+
+fn assert_normalized(l: &Limbs) {
+    assert!(
+        l[..4].iter().all(|&x| x <= MASK52) && l[4] <= MASK48,
+        "{l:x?}"
+    );
+    assert!(big(l) < p(), "{l:x?}");
+}
+
+/// IFMA-ready edge values: zero, one, p − 1, p, p + 1, 2^256 − 1, all limbs 2^52 − 1, and
+/// limb patterns that maximise single columns.
+fn edge_ready() -> Vec<Limbs> {
+    let p = p();
+    let mut v = vec![
+        [0; 5],
+        [1, 0, 0, 0, 0],
+        from_big(&(&p - 1u8)),
+        from_big(&p),
+        from_big(&(&p + 1u8)),
+        [MASK52, MASK52, MASK52, MASK52, MASK48],
+        [MASK52; 5],
+        [0, 0, 0, 0, MASK52],
+        [MASK52, 0, 0, 0, 0],
+        [0, 0, MASK52, 0, MASK52],
+        [MASK52, MASK52, 0, 0, 1 << 48],
+    ];
+    v.push(from_big(&((BigUint::from(1u8) << 256) - 1u8)));
+    v
+}
+
+fn random_ready(rng: &mut StdRng) -> Limbs {
+    match rng.gen_range(0..4) {
+        // Any IFMA-ready limbs.
+        0 => core::array::from_fn(|_| rng.gen::<u64>() & MASK52),
+        // Carried: the shape mul/sqr/carry produce.
+        1 => {
+            let mut l: Limbs = core::array::from_fn(|_| rng.gen::<u64>() & MASK52);
+            l[4] &= (1 << 49) - 1;
+            l
+        }
+        // Mostly-maximal limbs.
+        2 => core::array::from_fn(|_| MASK52 - (rng.gen::<u64>() & 0xF)),
+        // Normalized.
+        _ => random_normalized(rng),
+    }
+}
+
+fn random_normalized(rng: &mut StdRng) -> Limbs {
+    let bytes: [u8; 32] = rng.gen();
+    from_big(&(BigUint::from_bytes_be(&bytes) % p()))
+}
+
+fn fe8(l: &[Limbs; 8]) -> Fe8 {
+    // SAFETY: only called after `cpu()` returned `Some`, i.e. the features were detected.
+    unsafe { Fe8::from_lanes(l) }
+}
+
+fn lanes(f: Fe8) -> [Limbs; 8] {
+    // SAFETY: only called after `cpu()` returned `Some`, i.e. the features were detected.
+    unsafe { f.to_lanes() }
+}
+
+/// Inputs for a binary-op test: every pair of edge values, then random ones, in groups of 8.
+fn groups(rng: &mut StdRng, random: usize) -> Vec<([Limbs; 8], [Limbs; 8])> {
+    let e = edge_ready();
+    let mut flat: Vec<(Limbs, Limbs)> = Vec::new();
+    for a in &e {
+        for b in &e {
+            flat.push((*a, *b));
+        }
+    }
+    for _ in 0..random {
+        flat.push((random_ready(rng), random_ready(rng)));
+    }
+    flat.chunks(8)
+        .map(|c| {
+            let mut a = [[0; 5]; 8];
+            let mut b = [[0; 5]; 8];
+            for (i, (x, y)) in c.iter().enumerate() {
+                a[i] = *x;
+                b[i] = *y;
+            }
+            (a, b)
+        })
+        .collect()
+}
+
+#[test]
+fn mul_sqr_match_twin_and_bigint() {
+    if cpu().is_none() {
+        return;
+    }
+    let mut rng = StdRng::seed_from_u64(1);
+    let p = p();
+    for (a, b) in groups(&mut rng, 4000 * scale()) {
+        let (va, vb) = (fe8(&a), fe8(&b));
+        // SAFETY: features detected (checked at the top of the test).
+        let (m, s) = unsafe { (field8::mul(&va, &vb), field8::sqr(&va)) };
+        let (m, s) = (lanes(m), lanes(s));
+        for i in 0..8 {
+            let tm = twin::mul(&a[i], &b[i]);
+            let ts = twin::sqr(&a[i]);
+            assert_eq!(m[i], tm, "mul lanes vs twin, a={:x?} b={:x?}", a[i], b[i]);
+            assert_eq!(s[i], ts, "sqr lanes vs twin, a={:x?}", a[i]);
+            assert_carried(&tm);
+            assert_carried(&ts);
+            assert!(tm[4] <= 1 << 48 && ts[4] <= 1 << 48);
+            assert_eq!(big(&tm) % &p, big(&a[i]) * big(&b[i]) % &p, "mul value");
+            assert_eq!(big(&ts) % &p, big(&a[i]) * big(&a[i]) % &p, "sqr value");
+        }
+    }
+}
+
+#[test]
+fn add_sub_carry_normalize_match_twin_and_bigint() {
+    if cpu().is_none() {
+        return;
+    }
+    let mut rng = StdRng::seed_from_u64(2);
+    let p = p();
+    let wide = |rng: &mut StdRng| -> Limbs { core::array::from_fn(|_| rng.gen::<u64>() >> 2) };
+    for (a, b) in groups(&mut rng, 4000 * scale()) {
+        // b carried (sub's precondition): mask limb 4 to < 2^49.
+        let b = b.map(|mut l| {
+            l[4] &= (1 << 49) - 2;
+            l
+        });
+        let w: [Limbs; 8] = core::array::from_fn(|_| wide(&mut rng));
+        let (va, vb, vw) = (fe8(&a), fe8(&b), fe8(&w));
+        // SAFETY: features detected (checked at the top of the test).
+        let (sum, diff, cw, nw, na) = unsafe {
+            (
+                field8::add(&va, &vb),
+                field8::sub(&va, &vb),
+                field8::carry(&vw),
+                field8::normalize(&vw),
+                field8::normalize(&va),
+            )
+        };
+        let (sum, diff, cw, nw, na) = (lanes(sum), lanes(diff), lanes(cw), lanes(nw), lanes(na));
+        for i in 0..8 {
+            assert_eq!(sum[i], twin::add(&a[i], &b[i]));
+            assert_eq!(diff[i], twin::sub(&a[i], &b[i]));
+            assert_eq!(cw[i], twin::carry(&w[i]));
+            assert_eq!(nw[i], twin::normalize(&w[i]));
+            assert_eq!(na[i], twin::normalize(&a[i]));
+            assert_eq!(
+                big(&diff[i]) % &p,
+                (big(&a[i]) + &p - big(&b[i]) % &p) % &p,
+                "sub value"
+            );
+            assert_carried(&cw[i]);
+            assert_eq!(big(&cw[i]) % &p, big(&w[i]) % &p, "carry value");
+            assert_normalized(&nw[i]);
+            assert_eq!(big(&nw[i]), big(&w[i]) % &p, "normalize value");
+            assert_eq!(big(&na[i]), big(&a[i]) % &p);
+        }
+    }
+}
+
+/// x values for the lift tests: edge cases, then random ones (about half are non-residues).
+fn lift_inputs(rng: &mut StdRng, random: usize) -> Vec<Limbs> {
+    let p = p();
+    let mut v = vec![
+        [0; 5],
+        [1, 0, 0, 0, 0],
+        from_big(&(&p - 1u8)),
+        from_big(&(&p - 2u8)),
+        [MASK52, MASK52, MASK52, MASK52, MASK48 - 1],
+        // x of the generator G.
+        from_big(
+            &BigUint::parse_bytes(
+                b"79BE667EF9DCBBAC55A06295CE870B07029BFCDB2DCE28D959F2815B16F81798",
+                16,
+            )
+            .unwrap_or_default(),
+        ),
+    ];
+    for _ in 0..random {
+        v.push(random_normalized(rng));
+    }
+    v
+}
+
+#[test]
+fn lift_matches_twin_and_bigint() {
+    if cpu().is_none() {
+        return;
+    }
+    let mut rng = StdRng::seed_from_u64(3);
+    let p = p();
+    let exp = (&p + 1u8) / 4u8;
+    let euler = (&p - 1u8) / 2u8;
+    // Sizes that are not multiples of 8 or 16 exercise the lane padding.
+    for n in [1usize, 7, 8, 9, 15, 16, 17, 33, 100 * scale()] {
+        let xs = lift_inputs(&mut rng, n.saturating_sub(7));
+        let xs = &xs[..n.min(xs.len())];
+        let mut got: Vec<Option<Limbs>> = vec![None; xs.len()];
+        // SAFETY: features detected (checked at the top of the test).
+        unsafe { lift::lift_x_many(xs.len(), |i| xs[i], |i, y| got[i] = y) };
+        for (x, y) in xs.iter().zip(&got) {
+            let tw = twin::lift_x(x);
+            assert_eq!(*y, tw, "lanes vs twin for x={x:x?}");
+            // The twin against num-bigint.
+            let c = (big(x).pow(3) + 7u8) % &p;
+            let square = c == BigUint::default() || c.modpow(&euler, &p) == BigUint::from(1u8);
+            assert_eq!(tw.is_some(), square, "residuosity for x={x:x?}");
+            if let Some(y) = tw {
+                assert_normalized(&y);
+                assert_eq!(y[0] & 1, 0, "even y");
+                let r = c.modpow(&exp, &p);
+                let expect = if r.bit(0) { &p - r } else { r };
+                assert_eq!(big(&y), expect);
+            }
+        }
+    }
+}
+
+#[test]
+fn sqrt_chain_matches_twin_on_raw_limbs() {
+    if cpu().is_none() {
+        return;
+    }
+    let mut rng = StdRng::seed_from_u64(4);
+    let p = p();
+    let exp = (&p + 1u8) / 4u8;
+    let mut inputs = edge_ready();
+    for _ in 0..(32 * scale()) {
+        inputs.push(random_ready(&mut rng));
+    }
+    inputs.resize(inputs.len().div_ceil(16) * 16, [3, 0, 0, 0, 0]);
+    for block in inputs.chunks(16) {
+        let a: [Limbs; 8] = core::array::from_fn(|i| block[i]);
+        let b: [Limbs; 8] = core::array::from_fn(|i| block[8 + i]);
+        // SAFETY: features detected (checked at the top of the test).
+        let r = unsafe { lift::sqrt_candidate(&[fe8(&a), fe8(&b)]) };
+        let out = [lanes(r[0]), lanes(r[1])];
+        for (k, src) in [a, b].iter().enumerate() {
+            for i in 0..8 {
+                let t = twin::sqrt_candidate(&src[i]);
+                assert_eq!(out[k][i], t);
+                assert_carried(&t);
+                assert_eq!(big(&t) % &p, (big(&src[i]) % &p).modpow(&exp, &p));
+            }
+        }
+    }
+}
+
+/// Random points on the curve (normalized affine limbs), via the twin lift.
+fn random_points(rng: &mut StdRng, n: usize) -> Vec<(Limbs, Limbs)> {
+    let mut v = Vec::with_capacity(n);
+    while v.len() < n {
+        let x = random_normalized(rng);
+        if let Some(y) = twin::lift_x(&x) {
+            // Both y parities, so the sums cover odd y too.
+            let y = if rng.gen() {
+                y
+            } else {
+                twin::normalize(&twin::sub(&[0; 5], &y))
+            };
+            v.push((x, y));
+        }
+    }
+    v
+}
+
+fn invert8_twin(t: &mut [Limbs; 8]) {
+    for l in t.iter_mut() {
+        assert!(big(l) != BigUint::default(), "lane product must be nonzero");
+        *l = twin::invert(l);
+    }
+}
+
+#[test]
+fn affine_adds_match_twin_and_bigint() {
+    if cpu().is_none() {
+        return;
+    }
+    let mut rng = StdRng::seed_from_u64(5);
+    let p = p();
+    for n in [0usize, 1, 7, 8, 9, 17, 64 * scale() + 3] {
+        let a = random_points(&mut rng, n);
+        let mut b = random_points(&mut rng, n);
+        // Δx ≡ 0 at index 2 (precondition violated on purpose: it must not poison the rest),
+        // and P + (−P) at index 5.
+        if n > 2 {
+            b[2] = a[2];
+        }
+        if n > 5 {
+            b[5] = (a[5].0, twin::normalize(&twin::sub(&[0; 5], &a[5].1)));
+        }
+        let mut got = vec![([0u64; 5], [0u64; 5]); n];
+        // SAFETY: features detected (checked at the top of the test).
+        unsafe {
+            affine::add_pairs(
+                n,
+                |i| [a[i].0, a[i].1, b[i].0, b[i].1],
+                invert8_twin,
+                |i, x, y| got[i] = (x, y),
+            )
+        };
+        for i in 0..n {
+            let ((x1, y1), (x2, y2)) = (a[i], b[i]);
+            if x1 == x2 {
+                // λ = 0: (−x1 − x2, −y1).
+                let ex = (&p * 2u8 - big(&x1) - big(&x2)) % &p;
+                let ey = (&p - big(&y1)) % &p;
+                assert_eq!(
+                    (big(&got[i].0), big(&got[i].1)),
+                    (ex, ey),
+                    "Δx = 0 lane {i}"
+                );
+                continue;
+            }
+            assert_eq!(
+                got[i],
+                twin::add_affine((&x1, &y1), (&x2, &y2)),
+                "pair {i} of {n}"
+            );
+            // Twin against num-bigint.
+            let dx = (big(&x2) + &p - big(&x1)) % &p;
+            let dy = (big(&y2) + &p - big(&y1)) % &p;
+            let l = dy * dx.modpow(&(&p - 2u8), &p) % &p;
+            let x3 = (&l * &l + &p * 2u8 - big(&x1) - big(&x2)) % &p;
+            let y3 = (&l * ((big(&x1) + &p - &x3) % &p) + &p - big(&y1)) % &p;
+            assert_normalized(&got[i].0);
+            assert_normalized(&got[i].1);
+            assert_eq!(
+                (big(&got[i].0), big(&got[i].1)),
+                (x3, y3),
+                "bigint pair {i}"
+            );
+        }
+    }
+}
+
+/// The kernels accept any limbs < 2^62 (every `FieldElement` magnitude) and normalize in
+/// lanes: x + k·p written with oversized limbs gives the same results as x.
+#[test]
+fn kernels_normalize_oversized_input_limbs() {
+    if cpu().is_none() {
+        return;
+    }
+    let mut rng = StdRng::seed_from_u64(6);
+    let p = p();
+    // v + k·p (k ≤ 31) split into limbs 0..3 of 52 bits and a top limb of up to 53 bits, then
+    // up to 32·2^52 moved from limb 4 into limb 3 (limb 3 up to ~2^57).
+    let widen = |l: &Limbs, k: u32| -> Limbs {
+        let v = big(l) + &p * BigUint::from(k);
+        let mut out = from_big(&(&v % (BigUint::from(1u8) << 208)));
+        out[4] = (&v >> 208usize).iter_u64_digits().next().unwrap_or(0);
+        let j = out[4].min(1 << 5);
+        out[4] -= j;
+        out[3] += j << 52;
+        out
+    };
+    let pts = random_points(&mut rng, 19);
+    let xs: Vec<Limbs> = pts.iter().map(|pt| pt.0).collect();
+    let mut plain = vec![None; xs.len()];
+    let mut wide = vec![None; xs.len()];
+    // SAFETY: features detected (checked at the top of the test).
+    unsafe {
+        lift::lift_x_many(xs.len(), |i| xs[i], |i, y| plain[i] = y);
+        lift::lift_x_many(xs.len(), |i| widen(&xs[i], 31), |i, y| wide[i] = y);
+    }
+    assert_eq!(plain, wide);
+    assert!(
+        widen(&xs[0], 31).iter().any(|&l| l >= 1 << 52),
+        "the test input is oversized"
+    );
+    let (a, b) = (&pts[..9], &pts[9..18]);
+    let mut r1 = vec![([0u64; 5], [0u64; 5]); 9];
+    let mut r2 = r1.clone();
+    // SAFETY: features detected (checked at the top of the test).
+    unsafe {
+        affine::add_pairs(
+            9,
+            |i| [a[i].0, a[i].1, b[i].0, b[i].1],
+            invert8_twin,
+            |i, x, y| r1[i] = (x, y),
+        );
+        affine::add_pairs(
+            9,
+            |i| {
+                [
+                    widen(&a[i].0, 7),
+                    widen(&a[i].1, 30),
+                    widen(&b[i].0, 31),
+                    widen(&b[i].1, 1),
+                ]
+            },
+            invert8_twin,
+            |i, x, y| r2[i] = (x, y),
+        );
+    }
+    assert_eq!(r1, r2);
+}

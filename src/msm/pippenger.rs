@@ -1,0 +1,275 @@
+//! Pippenger's bucket method with batch-affine bucket accumulation.
+//!
+//! Computes `Σ kᵢ·Pᵢ` for N affine points and scalars `kᵢ < 2^128`.
+//!
+//! 1. **Digits.** Each kᵢ is recoded into W = ⌈129/c⌉ signed c-bit digits
+//!    `dᵢ,w ∈ [−2^(c−1)+1, 2^(c−1)]`, so `kᵢ = Σ_w dᵢ,w·2^(cw)` (129 bits: room for the last
+//!    carry). A digit d ≠ 0 puts `sign(d)·Pᵢ` into bucket `|d| − 1` of window w; zero digits
+//!    put nothing anywhere (empty buckets are absent, never a point (0, 0)).
+//! 2. **Sorting.** A counting sort by (window, bucket) lays every bucket's points out
+//!    contiguously, for all windows at once.
+//! 3. **Batch-affine accumulation.** Each round adds neighbouring pairs inside every bucket of
+//!    every window with *one* shared inversion ([`backend::add_affine_pairs_vartime`], Montgomery's
+//!    trick), halving every bucket; ⌈log₂(largest bucket)⌉ rounds leave one point per bucket.
+//!    A pair with equal x is exceptional (the same point twice: double it; P and −P: both
+//!    vanish) and never reaches the shared inversion, where a zero denominator would poison the
+//!    whole round.
+//! 4. **Bucket reduction** per window, in Jacobian coordinates: `S_w = Σ_j (j+1)·B_w,j` by the
+//!    running-sum trick (2 additions per non-empty bucket).
+//! 5. **Horner** over the windows: `Σ_w 2^(cw)·S_w` with c doublings per window.
+//!
+//! Cost (scalar code): about `W·N` affine additions at ~6 field multiplications each plus a
+//! share of one inversion per round, `2·W·2^(c−1)` Jacobian additions, and 129 doublings. The
+//! window width c is chosen per N from the sweep in `docs/msm-sweep.md` (see [`window_for`]).
+//!
+//! # Variable time
+//! Everything here branches on the scalars and points; public data only.
+
+use super::recode::{signed_digits_u128, windows_u128};
+use crate::arithmetic::group::{AffinePoint, JacobianPoint};
+use crate::backend;
+
+/// Window widths by point count, from the sweep in `docs/msm-sweep.md`: `(max N, c)`.
+pub const WINDOWS: &[(usize, usize)] = &[
+    (80, 3),
+    (160, 4),
+    (640, 5),
+    (900, 6),
+    (1800, 7),
+    (2600, 8),
+    (8000, 9),
+];
+
+/// The largest window width used (for N beyond the table).
+pub const MAX_WINDOW: usize = 10;
+
+/// The window width used for `n` points.
+pub fn window_for(n: usize) -> usize {
+    WINDOWS
+        .iter()
+        .find(|&&(max, _)| n <= max)
+        .map_or(MAX_WINDOW, |&(_, c)| c)
+}
+
+/// Reusable buffers for [`msm_vartime`].
+#[derive(Debug, Default)]
+pub struct Scratch {
+    /// Per input point: the point and its negation (index 2i, 2i + 1).
+    signed: Vec<AffinePoint>,
+    /// Per (point, window) with a non-zero digit: `(bucket, signed index)`.
+    entries: Vec<(u32, u32)>,
+    /// Bucket start offsets into the current round's points (len = buckets + 1).
+    start: Vec<u32>,
+    next_start: Vec<u32>,
+    cur: Vec<AffinePoint>,
+    next: Vec<AffinePoint>,
+    a: Vec<AffinePoint>,
+    b: Vec<AffinePoint>,
+    out: Vec<AffinePoint>,
+    /// Where each pair's sum goes in `next`.
+    slot: Vec<u32>,
+    /// Exceptional doublings: (slot in `next`, point).
+    dbl: Vec<(u32, JacobianPoint)>,
+    dbl_jac: Vec<JacobianPoint>,
+    dbl_aff: Vec<AffinePoint>,
+}
+
+/// The number of windows for width c: ⌈129/c⌉.
+pub fn windows(c: usize) -> usize {
+    windows_u128(c)
+}
+
+/// `Σ scalars[i]·points[i]` with window width `c` (2 ≤ c ≤ 16).
+///
+/// Identity points and zero scalars contribute nothing. Points must have normalized
+/// coordinates.
+///
+/// # Panics
+/// If the slices differ in length or c is out of range.
+///
+/// # Variable time
+/// Public data only.
+pub fn msm_vartime(
+    points: &[AffinePoint],
+    scalars: &[u128],
+    c: usize,
+    s: &mut Scratch,
+) -> JacobianPoint {
+    assert_eq!(points.len(), scalars.len(), "one scalar per point");
+    assert!((2..=16).contains(&c), "window width {c}");
+    let nwin = windows(c);
+    let half = 1usize << (c - 1);
+    let nbuckets = nwin * half;
+
+    // 1. Digits, and the signed copies of every point.
+    s.signed.clear();
+    s.entries.clear();
+    let mut digits = [0i32; 129];
+    for (i, (p, &k)) in points.iter().zip(scalars).enumerate() {
+        s.signed.push(*p);
+        s.signed.push(p.neg());
+        if k == 0 || p.is_infinity() {
+            continue;
+        }
+        signed_digits_u128(k, c, &mut digits[..nwin]);
+        for (w, &d) in digits[..nwin].iter().enumerate() {
+            if d != 0 {
+                let bucket = (w * half + d.unsigned_abs() as usize - 1) as u32;
+                s.entries.push((bucket, (2 * i + (d < 0) as usize) as u32));
+            }
+        }
+    }
+
+    // 2. Counting sort by bucket.
+    s.start.clear();
+    s.start.resize(nbuckets + 1, 0);
+    for &(b, _) in &s.entries {
+        s.start[b as usize + 1] += 1;
+    }
+    for j in 0..nbuckets {
+        s.start[j + 1] += s.start[j];
+    }
+    s.cur.clear();
+    s.cur.resize(s.entries.len(), AffinePoint::IDENTITY);
+    {
+        // `next_start` doubles as the fill cursor here.
+        s.next_start.clear();
+        s.next_start.extend_from_slice(&s.start);
+        for &(b, idx) in &s.entries {
+            let pos = &mut s.next_start[b as usize];
+            s.cur[*pos as usize] = s.signed[idx as usize];
+            *pos += 1;
+        }
+    }
+
+    // 3. Rounds of pairwise affine additions, all buckets of all windows together.
+    loop {
+        let mut any_pair = false;
+        s.a.clear();
+        s.b.clear();
+        s.slot.clear();
+        s.dbl.clear();
+        s.next.clear();
+        s.next_start.clear();
+        for j in 0..nbuckets {
+            s.next_start.push(s.next.len() as u32);
+            let bucket = &s.cur[s.start[j] as usize..s.start[j + 1] as usize];
+            let mut pairs = bucket.chunks_exact(2);
+            for pq in &mut pairs {
+                any_pair = true;
+                let (p, q) = (&pq[0], &pq[1]);
+                if p.x.raw_limbs() == q.x.raw_limbs() {
+                    if p.y.raw_limbs() == q.y.raw_limbs() {
+                        // The same point twice: a doubling (never the identity: secp256k1 has
+                        // no point of order 2).
+                        s.dbl.push((
+                            s.next.len() as u32,
+                            JacobianPoint::from_affine(p).double_vartime(),
+                        ));
+                        s.next.push(AffinePoint::IDENTITY);
+                    }
+                    // Otherwise P + (−P): nothing is left of the pair.
+                } else {
+                    s.a.push(*p);
+                    s.b.push(*q);
+                    s.slot.push(s.next.len() as u32);
+                    s.next.push(AffinePoint::IDENTITY);
+                }
+            }
+            if let [last] = pairs.remainder() {
+                s.next.push(*last);
+            }
+        }
+        s.next_start.push(s.next.len() as u32);
+        if !any_pair {
+            break;
+        }
+        s.out.clear();
+        s.out.resize(s.a.len(), AffinePoint::IDENTITY);
+        backend::add_affine_pairs_vartime(&s.a, &s.b, &mut s.out);
+        for (sum, &slot) in s.out.iter().zip(&s.slot) {
+            s.next[slot as usize] = *sum;
+        }
+        if !s.dbl.is_empty() {
+            s.dbl_jac.clear();
+            s.dbl_jac.extend(s.dbl.iter().map(|d| d.1));
+            JacobianPoint::batch_to_affine_vartime(&s.dbl_jac, &mut s.dbl_aff);
+            for (p, d) in s.dbl_aff.iter().zip(&s.dbl) {
+                s.next[d.0 as usize] = *p;
+            }
+        }
+        core::mem::swap(&mut s.cur, &mut s.next);
+        core::mem::swap(&mut s.start, &mut s.next_start);
+    }
+
+    // 4. + 5. Bucket reduction per window, then Horner from the top window down.
+    let mut acc = JacobianPoint::IDENTITY;
+    for w in (0..nwin).rev() {
+        if !acc.is_infinity() {
+            for _ in 0..c {
+                acc = acc.double_vartime();
+            }
+        }
+        let mut running = JacobianPoint::IDENTITY;
+        let mut sum = JacobianPoint::IDENTITY;
+        for j in (0..half).rev() {
+            let b = w * half + j;
+            if s.start[b] != s.start[b + 1] {
+                running = running.add_affine_vartime(&s.cur[s.start[b] as usize]);
+            }
+            if !running.is_infinity() {
+                sum = sum.add_vartime(&running);
+            }
+        }
+        acc = acc.add_vartime(&sum);
+    }
+    acc
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::msm::tests::{naive, random_terms};
+
+    #[test]
+    fn matches_naive_across_windows_and_sizes() {
+        for c in [2usize, 3, 4, 5, 6, 7, 8, 9, 10, 12] {
+            for n in [0usize, 1, 2, 3, 7, 16, 33] {
+                let (pts, ks) = random_terms(n, c as u64 * 1000 + n as u64);
+                let mut s = Scratch::default();
+                let got = msm_vartime(&pts, &ks, c, &mut s);
+                assert!(
+                    got.add_vartime(&naive(&pts, &ks).neg()).is_infinity(),
+                    "c {c} n {n}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn duplicates_and_negations_in_buckets() {
+        // The same point many times, its negation, and identical scalars: equal-x pairs in
+        // every round.
+        let (mut pts, mut ks) = random_terms(6, 77);
+        let base = pts.clone();
+        for i in 0..40 {
+            let p = base[i % 3];
+            pts.push(if i % 4 == 3 { p.neg() } else { p });
+            ks.push(ks[i % 6] ^ (i as u128 % 2));
+        }
+        pts.push(AffinePoint::IDENTITY);
+        ks.push(12345);
+        for c in [3usize, 5, 8] {
+            let mut s = Scratch::default();
+            let got = msm_vartime(&pts, &ks, c, &mut s);
+            assert!(
+                got.add_vartime(&naive(&pts, &ks).neg()).is_infinity(),
+                "c {c}"
+            );
+        }
+        // A sum that cancels exactly.
+        let p = base[0];
+        let got = msm_vartime(&[p, p.neg()], &[99, 99], 4, &mut Scratch::default());
+        assert!(got.is_infinity());
+    }
+}

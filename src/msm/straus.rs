@@ -1,0 +1,105 @@
+//! Strauss's method (interleaved wNAF) for small multi-scalar multiplications.
+//!
+//! `Σ kᵢ·Pᵢ` with one shared chain of 128 doublings: every scalar is recoded in width-w NAF
+//! (odd digits in (−2^(w−1), 2^(w−1)), at least w−1 zeros after each non-zero digit), every
+//! point gets a table of its odd multiples `P, 3P, …, (2^(w−1)−1)·P` (all tables converted to
+//! affine with one inversion, [`super::table`]), and the doubling chain adds `±table[|d|/2]`
+//! wherever a digit is non-zero. Cost per point: 2^(w−2) table additions plus about
+//! 129/(w+1) mixed additions; shared: 128 doublings. (E. G. Straus, "Addition chains of
+//! vectors", 1964; wNAF interleaving as in libsecp256k1's `ecmult_strauss_wnaf`.)
+//!
+//! Used below the crossover measured in `docs/msm-sweep.md` ([`super::STRAUSS_MAX`]).
+//!
+//! # Variable time
+//! Public data only.
+
+use super::recode::{wnaf_u128, WNAF_U128_DIGITS};
+use super::table::odd_multiples_vartime;
+use crate::arithmetic::group::{AffinePoint, JacobianPoint};
+
+/// Reusable buffers for [`msm_vartime`].
+#[derive(Debug, Default)]
+pub struct Scratch {
+    live: Vec<AffinePoint>,
+    naf: Vec<[i8; WNAF_U128_DIGITS]>,
+    jac: Vec<JacobianPoint>,
+    table: Vec<AffinePoint>,
+}
+
+/// `Σ scalars[i]·points[i]` by interleaved wNAF with window `w` (2 ≤ w ≤ 7).
+///
+/// # Panics
+/// If the slices differ in length or w is out of range.
+///
+/// # Variable time
+/// Public data only.
+pub fn msm_vartime(
+    points: &[AffinePoint],
+    scalars: &[u128],
+    w: usize,
+    s: &mut Scratch,
+) -> JacobianPoint {
+    assert_eq!(points.len(), scalars.len(), "one scalar per point");
+    assert!((2..=7).contains(&w), "wNAF width {w}");
+    s.live.clear();
+    s.naf.clear();
+    let mut bits = 0;
+    for (p, &k) in points.iter().zip(scalars) {
+        if k == 0 || p.is_infinity() {
+            continue;
+        }
+        let mut naf = [0i8; WNAF_U128_DIGITS];
+        bits = bits.max(wnaf_u128(k, w, &mut naf));
+        s.naf.push(naf);
+        s.live.push(*p);
+    }
+    let tlen = 1usize << (w - 2);
+    odd_multiples_vartime(&s.live, tlen, &mut s.jac, &mut s.table);
+    let mut acc = JacobianPoint::IDENTITY;
+    for i in (0..bits).rev() {
+        if !acc.is_infinity() {
+            acc = acc.double_vartime();
+        }
+        for (j, naf) in s.naf.iter().enumerate() {
+            let d = naf[i];
+            if d > 0 {
+                acc = acc.add_affine_vartime(&s.table[j * tlen + (d as usize >> 1)]);
+            } else if d < 0 {
+                acc = acc.add_affine_vartime(&s.table[j * tlen + ((-d) as usize >> 1)].neg());
+            }
+        }
+    }
+    acc
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::msm::tests::{naive, random_terms};
+
+    #[test]
+    fn matches_naive() {
+        for w in 2..=7 {
+            for n in [0usize, 1, 2, 5, 11] {
+                let (pts, ks) = random_terms(n, 10 * w as u64 + n as u64);
+                let got = msm_vartime(&pts, &ks, w, &mut Scratch::default());
+                assert!(
+                    got.add_vartime(&naive(&pts, &ks).neg()).is_infinity(),
+                    "w {w} n {n}"
+                );
+            }
+        }
+        // Duplicated points and a cancelling pair.
+        let (pts, _) = random_terms(2, 3);
+        let p = [pts[0], pts[0], pts[1], pts[1].neg()];
+        let got = msm_vartime(
+            &p,
+            &[5, 7, u128::MAX, u128::MAX],
+            5,
+            &mut Scratch::default(),
+        );
+        assert!(got
+            .add_vartime(&naive(&[pts[0]], &[12]).neg())
+            .is_infinity());
+    }
+}

@@ -1,0 +1,348 @@
+//! The backend entry points, on every arm this machine can run: each arm against the
+//! group-layer reference (`AffinePoint::lift_x_vartime`, `JacobianPoint::add_affine_vartime`),
+//! against `num-bigint`, and the arms against each other (limb for limb: outputs are
+//! normalized). The IFMA arm is called directly, so it is tested even under
+//! `NOSTR_VERIFY_BACKEND=portable`.
+
+mod common;
+
+use nostr_verify::arithmetic::field::FieldElement;
+use nostr_verify::arithmetic::group::{AffinePoint, JacobianPoint};
+use nostr_verify::backend::{self, Backend};
+use num_bigint::BigUint;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+fn p() -> BigUint {
+    (BigUint::from(1u8) << 256) - BigUint::from(0x1_0000_03D1u64)
+}
+
+fn big(f: &FieldElement) -> BigUint {
+    BigUint::from_bytes_be(&f.to_bytes())
+}
+
+fn fe(v: &BigUint) -> FieldElement {
+    let bytes = v.to_bytes_be();
+    let mut b = [0u8; 32];
+    b[32 - bytes.len()..].copy_from_slice(&bytes);
+    FieldElement::from_bytes(&b).expect("value < p")
+}
+
+fn random_fe(rng: &mut StdRng) -> FieldElement {
+    let b: [u8; 32] = rng.gen();
+    fe(&(BigUint::from_bytes_be(&b) % p()))
+}
+
+/// Which arms run here. Both on an IFMA machine; says so when IFMA is missing.
+fn arms() -> Vec<Backend> {
+    let v = Backend::available();
+    if !v.contains(&Backend::Ifma) {
+        eprintln!("\n*** NOTE: no IFMA on this CPU/build: only the portable arm is tested ***\n");
+    }
+    v
+}
+
+/// Edge x values: 0, 1, 2, 7, p − 1, p − 2, G.x, the largest limb patterns below p.
+fn edge_xs() -> Vec<FieldElement> {
+    let p = p();
+    let mut v: Vec<FieldElement> = [0u64, 1, 2, 3, 7]
+        .iter()
+        .map(|&k| FieldElement::from_u64(k))
+        .collect();
+    v.push(fe(&(&p - 1u8)));
+    v.push(fe(&(&p - 2u8)));
+    v.push(fe(&(&p - 8u8)));
+    v.push(AffinePoint::GENERATOR.x);
+    // A lone top bit, and the largest value with limb 4 = 0 (limbs 0..3 all 2^52 − 1).
+    v.push(fe(&(BigUint::from(1u8) << 255)));
+    v.push(fe(&((BigUint::from(1u8) << 208) - 1u8)));
+    v
+}
+
+fn check_lift(xs: &[FieldElement]) {
+    let p = p();
+    let euler = (&p - 1u8) / 2u8;
+    let mut results = Vec::new();
+    for arm in arms() {
+        let mut ys = vec![FieldElement::ONE; xs.len()];
+        let mut ok = vec![true; xs.len()];
+        arm.lift_x_many_vartime(xs, &mut ys, &mut ok);
+        for (i, x) in xs.iter().enumerate() {
+            let reference = AffinePoint::lift_x_vartime(x);
+            assert_eq!(ok[i], reference.is_some(), "{arm:?}: ok for x = {x:?}");
+            let c = (big(x).pow(3) + 7u8) % &p;
+            let square = c == BigUint::default() || c.modpow(&euler, &p) == BigUint::from(1u8);
+            assert_eq!(ok[i], square, "{arm:?}: residuosity for x = {x:?}");
+            if let Some(r) = reference {
+                assert_eq!(ys[i], r.y, "{arm:?}: y for x = {x:?}");
+                let y = big(&ys[i]);
+                assert!(!y.bit(0), "{arm:?}: y must be even");
+                assert_eq!(&y * &y % &p, c, "{arm:?}: y² = x³ + 7");
+                // Normalized output: the limbs are the canonical ones.
+                assert_eq!(
+                    ys[i].raw_limbs(),
+                    ys[i].to_limbs_normalized(),
+                    "{arm:?}: normalized"
+                );
+            } else {
+                assert_eq!(
+                    ys[i],
+                    FieldElement::ZERO,
+                    "{arm:?}: y = 0 where no point exists"
+                );
+            }
+        }
+        results.push((arm, ys, ok));
+    }
+    // Arms agree limb for limb.
+    for w in results.windows(2) {
+        for i in 0..xs.len() {
+            assert_eq!(
+                w[0].2[i], w[1].2[i],
+                "{:?} vs {:?}: ok[{i}]",
+                w[0].0, w[1].0
+            );
+            assert_eq!(
+                w[0].1[i].raw_limbs(),
+                w[1].1[i].raw_limbs(),
+                "{:?} vs {:?}: y[{i}]",
+                w[0].0,
+                w[1].0
+            );
+        }
+    }
+}
+
+#[test]
+fn lift_x_many_all_arms_sizes_and_edges() {
+    let mut rng = StdRng::seed_from_u64(0xB1);
+    // Sizes around the 8-lane vector and 16-element block, and a large one.
+    for n in [
+        0usize,
+        1,
+        2,
+        7,
+        8,
+        9,
+        15,
+        16,
+        17,
+        31,
+        33,
+        64,
+        100 * common::scale(),
+    ] {
+        let xs: Vec<FieldElement> = (0..n).map(|_| random_fe(&mut rng)).collect();
+        check_lift(&xs);
+    }
+    check_lift(&edge_xs());
+    // Edges at every lane position of a block.
+    let mut xs = edge_xs();
+    xs.extend((0..5).map(|_| random_fe(&mut rng)));
+    xs.rotate_left(3);
+    check_lift(&xs);
+}
+
+#[test]
+fn lift_x_many_non_residues_only_and_residues_only() {
+    let mut rng = StdRng::seed_from_u64(0xB2);
+    let (mut good, mut bad) = (Vec::new(), Vec::new());
+    while good.len() < 21 || bad.len() < 21 {
+        let x = random_fe(&mut rng);
+        if AffinePoint::lift_x_vartime(&x).is_some() {
+            good.push(x);
+        } else {
+            bad.push(x);
+        }
+    }
+    check_lift(&good);
+    check_lift(&bad);
+}
+
+/// Random points with both y parities (lifted random x).
+fn random_points(rng: &mut StdRng, n: usize) -> Vec<AffinePoint> {
+    let mut v = Vec::with_capacity(n);
+    while v.len() < n {
+        if let Some(pt) = AffinePoint::lift_x_vartime(&random_fe(rng)) {
+            v.push(if rng.gen() { pt } else { neg(&pt) });
+        }
+    }
+    v
+}
+
+/// −P with a normalized y (the backend's precondition).
+fn neg(pt: &AffinePoint) -> AffinePoint {
+    AffinePoint {
+        x: pt.x,
+        y: pt.y.negate(1).normalize(),
+        infinity: false,
+    }
+}
+
+fn check_adds(a: &[AffinePoint], b: &[AffinePoint]) {
+    let p = p();
+    let mut results = Vec::new();
+    for arm in arms() {
+        let mut out = vec![AffinePoint::IDENTITY; a.len()];
+        arm.add_affine_pairs_vartime(a, b, &mut out);
+        for i in 0..a.len() {
+            let o = &out[i];
+            assert!(!o.infinity, "{arm:?}: infinity flag");
+            assert_eq!(
+                o.x.raw_limbs(),
+                o.x.to_limbs_normalized(),
+                "{arm:?}: x normalized"
+            );
+            assert_eq!(
+                o.y.raw_limbs(),
+                o.y.to_limbs_normalized(),
+                "{arm:?}: y normalized"
+            );
+            let (x1, y1, x2, y2) = (big(&a[i].x), big(&a[i].y), big(&b[i].x), big(&b[i].y));
+            if x1 == x2 {
+                // Precondition violated: λ = 0 on every arm, the rest unaffected.
+                let ex = (&p * 2u8 - &x1 - &x2) % &p;
+                let ey = (&p - &y1) % &p;
+                assert_eq!((big(&o.x), big(&o.y)), (ex, ey), "{arm:?}: Δx = 0 pair {i}");
+                continue;
+            }
+            let reference = JacobianPoint::from_affine(&a[i])
+                .add_affine_vartime(&b[i])
+                .to_affine_vartime();
+            assert_eq!(*o, reference, "{arm:?}: pair {i} vs the group layer");
+            let dx = (&x2 + &p - &x1) % &p;
+            let dy = (&y2 + &p - &y1) % &p;
+            let l = dy * dx.modpow(&(&p - 2u8), &p) % &p;
+            let x3 = (&l * &l + &p * 2u8 - &x1 - &x2) % &p;
+            let y3 = (&l * ((&x1 + &p - &x3) % &p) + &p - &y1) % &p;
+            assert_eq!(
+                (big(&o.x), big(&o.y)),
+                (x3, y3),
+                "{arm:?}: pair {i} vs num-bigint"
+            );
+        }
+        results.push((arm, out));
+    }
+    for w in results.windows(2) {
+        for i in 0..a.len() {
+            let (u, v) = (&w[0].1[i], &w[1].1[i]);
+            assert_eq!(
+                (u.x.raw_limbs(), u.y.raw_limbs()),
+                (v.x.raw_limbs(), v.y.raw_limbs()),
+                "{:?} vs {:?}: pair {i}",
+                w[0].0,
+                w[1].0
+            );
+        }
+    }
+}
+
+#[test]
+fn add_affine_pairs_all_arms_sizes() {
+    let mut rng = StdRng::seed_from_u64(0xB3);
+    for n in [
+        0usize,
+        1,
+        2,
+        7,
+        8,
+        9,
+        15,
+        16,
+        17,
+        63,
+        65,
+        200 * common::scale(),
+    ] {
+        let a = random_points(&mut rng, n);
+        let b = random_points(&mut rng, n);
+        check_adds(&a, &b);
+    }
+}
+
+#[test]
+fn add_affine_pairs_edge_inputs() {
+    let mut rng = StdRng::seed_from_u64(0xB4);
+    let g = AffinePoint::GENERATOR;
+    let g2 = JacobianPoint::from_affine(&g)
+        .double_vartime()
+        .to_affine_vartime();
+    let mut a = vec![g, g2, g, neg(&g2)];
+    let mut b = vec![g2, g, neg(&g2), g];
+    // P + (−P) and P + P violate the precondition: they must not poison the other lanes.
+    let q = random_points(&mut rng, 2);
+    a.extend([q[0], q[1]]);
+    b.extend([neg(&q[0]), q[1]]);
+    // Points whose x is p − 1 or small, if on the curve, next to random ones.
+    for x in [
+        FieldElement::from_u64(1),
+        FieldElement::from_u64(2),
+        fe(&(p() - 1u8)),
+    ] {
+        if let Some(pt) = AffinePoint::lift_x_vartime(&x) {
+            a.push(pt);
+            b.push(random_points(&mut rng, 1)[0]);
+        }
+    }
+    let extra = 19 - a.len() % 8;
+    a.extend(random_points(&mut rng, extra));
+    b.extend(random_points(&mut rng, extra));
+    check_adds(&a, &b);
+    // The same pairs rotated, so each edge case visits other lanes.
+    for r in 1..8 {
+        let (mut ar, mut br) = (a.clone(), b.clone());
+        ar.rotate_left(r);
+        br.rotate_left(r);
+        check_adds(&ar, &br);
+    }
+}
+
+#[test]
+fn selection_follows_the_environment() {
+    let forced =
+        std::env::var("NOSTR_VERIFY_BACKEND").is_ok_and(|v| v.eq_ignore_ascii_case("portable"));
+    let expect = if !forced && Backend::Ifma.is_available() {
+        Backend::Ifma
+    } else {
+        Backend::Portable
+    };
+    assert_eq!(backend::selected(), expect);
+    assert!(Backend::Portable.is_available());
+    assert_eq!(Backend::available().last(), Some(&Backend::Portable));
+    assert_eq!(Backend::Ifma.name(), "ifma");
+    assert_eq!(Backend::Portable.name(), "portable");
+    // The free functions run the selected arm: same results as calling it directly.
+    let mut rng = StdRng::seed_from_u64(0xB5);
+    let xs: Vec<FieldElement> = (0..19).map(|_| random_fe(&mut rng)).collect();
+    let (mut y1, mut y2) = (vec![FieldElement::ZERO; 19], vec![FieldElement::ZERO; 19]);
+    let (mut o1, mut o2) = (vec![false; 19], vec![false; 19]);
+    backend::lift_x_many_vartime(&xs, &mut y1, &mut o1);
+    expect.lift_x_many_vartime(&xs, &mut y2, &mut o2);
+    assert_eq!((y1, o1), (y2, o2));
+    let a = random_points(&mut rng, 11);
+    let b = random_points(&mut rng, 11);
+    let (mut r1, mut r2) = (
+        vec![AffinePoint::IDENTITY; 11],
+        vec![AffinePoint::IDENTITY; 11],
+    );
+    backend::add_affine_pairs_vartime(&a, &b, &mut r1);
+    expect.add_affine_pairs_vartime(&a, &b, &mut r2);
+    assert_eq!(r1, r2);
+}
+
+#[test]
+#[should_panic(expected = "lift_x_many_vartime")]
+fn lift_length_mismatch_panics() {
+    let xs = [FieldElement::ONE; 3];
+    let mut ys = [FieldElement::ZERO; 2];
+    let mut ok = [false; 3];
+    backend::lift_x_many_vartime(&xs, &mut ys, &mut ok);
+}
+
+#[test]
+#[should_panic(expected = "add_affine_pairs_vartime")]
+fn add_length_mismatch_panics() {
+    let a = [AffinePoint::GENERATOR; 2];
+    let mut out = [AffinePoint::IDENTITY; 2];
+    backend::add_affine_pairs_vartime(&a, &a[..1], &mut out);
+}

@@ -1,0 +1,363 @@
+//! The batch verifier against libsecp256k1, signature by signature (issue 3, item 7).
+//!
+//! Every test compares `Verifier::verify_batch`'s per-signature verdicts, its return value and
+//! `verify_all` with libsecp256k1's own verdicts (`nostr_verify::verify_one`). Counts are
+//! multiplied by `SECP_DIFF_SCALE` (default 1).
+
+#![allow(unreachable_pub)]
+
+mod common;
+#[path = "common/sigs.rs"]
+mod sigs;
+
+use nostr_verify::{Verifier, MIN_BATCH};
+use rand::{Rng, RngCore};
+use sigs::{batch, cancelling_pair, check, corrupt, Keys, Owned, ALL_CORRUPTIONS};
+
+const KEYS: [Keys; 3] = [Keys::One, Keys::Eight, Keys::Distinct];
+
+/// Runs `rounds` random batches of size `n` for each key distribution: valid, then with 1..=3
+/// random corruptions.
+fn random_batches(seed: u64, n: usize, rounds: usize) {
+    let mut r = sigs::rng(seed);
+    let mut v = Verifier::new();
+    for keys in KEYS {
+        for round in 0..rounds {
+            let mut b = batch(&mut r, n, keys);
+            check(&mut v, &b, &format!("valid n={n} {keys:?} round {round}"));
+            if n == 0 {
+                continue;
+            }
+            let bad = 1 + (r.next_u32() as usize % 3);
+            for _ in 0..bad {
+                let i = sigs::pick(&mut r, n);
+                let c = ALL_CORRUPTIONS[r.gen_range(0..ALL_CORRUPTIONS.len())];
+                corrupt(&mut r, &mut b, i, c);
+            }
+            check(
+                &mut v,
+                &b,
+                &format!("corrupted n={n} {keys:?} round {round}"),
+            );
+        }
+    }
+}
+
+#[test]
+fn sizes_0_to_5() {
+    for n in 0..=5 {
+        random_batches(100 + n as u64, n, 4 * common::scale());
+    }
+}
+
+#[test]
+fn around_min_batch() {
+    for n in MIN_BATCH.saturating_sub(2)..=MIN_BATCH + 2 {
+        random_batches(200 + n as u64, n, 3 * common::scale());
+    }
+}
+
+#[test]
+fn around_algorithm_switches() {
+    // Batch sizes whose MSM point counts (n + 2k + 2) straddle the Strauss/Pippenger switch and
+    // the Pippenger window changes, for each key distribution.
+    let mut sizes = Vec::new();
+    for &points in nostr_verify::msm::SWITCH_POINTS {
+        for keys_per_sig in [0usize, 2] {
+            // n + 2k + 2 = points with k = 1 (One/Eight, small k) or k = n (Distinct).
+            let n = if keys_per_sig == 0 {
+                points.saturating_sub(4)
+            } else {
+                points.saturating_sub(2) / 3
+            };
+            for d in [n.saturating_sub(1), n, n + 1] {
+                if d > 0 && d <= 1200 && !sizes.contains(&d) {
+                    sizes.push(d);
+                }
+            }
+        }
+    }
+    for n in sizes {
+        random_batches(300 + n as u64, n, common::scale());
+    }
+}
+
+#[test]
+fn size_64() {
+    random_batches(64, 64, 2 * common::scale());
+}
+
+#[test]
+fn size_1024() {
+    random_batches(1024, 1024, common::scale());
+}
+
+#[test]
+fn size_4096() {
+    // Few iterations by default: one valid and one corrupted batch per key distribution.
+    random_batches(4096, 4096, common::scale().div_ceil(4));
+}
+
+#[test]
+fn every_corruption_alone_and_in_a_batch() {
+    let mut r = sigs::rng(7);
+    let mut v = Verifier::new();
+    for round in 0..2 * common::scale() {
+        for c in ALL_CORRUPTIONS {
+            for n in [1usize, 2, 9, 40] {
+                let mut b = batch(
+                    &mut r,
+                    n,
+                    if round % 2 == 0 {
+                        Keys::Eight
+                    } else {
+                        Keys::Distinct
+                    },
+                );
+                let i = sigs::pick(&mut r, n);
+                corrupt(&mut r, &mut b, i, c);
+                check(&mut v, &b, &format!("{c:?} at {i} of {n}"));
+            }
+        }
+    }
+}
+
+#[test]
+fn one_bad_signature_at_every_position() {
+    let mut r = sigs::rng(8);
+    let mut v = Verifier::new();
+    for n in [MIN_BATCH + 1, 16, 33] {
+        let base = batch(&mut r, n, Keys::Eight);
+        for i in 0..n {
+            for c in [
+                sigs::Corruption::FlipMsgBit,
+                sigs::Corruption::FlipSBit,
+                sigs::Corruption::RNotOnCurve,
+            ] {
+                let mut b = base.clone();
+                corrupt(&mut r, &mut b, i, c);
+                let want = check(&mut v, &b, &format!("{c:?} at {i} of {n}"));
+                assert!(!want[i], "the corruption must make signature {i} invalid");
+            }
+        }
+    }
+}
+
+#[test]
+fn cancelling_error_pairs() {
+    let mut r = sigs::rng(9);
+    let mut v = Verifier::new();
+    for round in 0..8 * common::scale() {
+        for n in [2usize, 3, 17, 64, 200] {
+            let mut b = batch(&mut r, n, KEYS[round % 3]);
+            let i = sigs::pick(&mut r, n);
+            let mut j = sigs::pick(&mut r, n);
+            if j == i {
+                j = (i + 1) % n;
+            }
+            cancelling_pair(&mut r, &mut b, i, j);
+            let want = check(&mut v, &b, &format!("cancelling pair {i},{j} of {n}"));
+            assert!(
+                !want[i] && !want[j],
+                "both signatures of a cancelling pair are invalid"
+            );
+        }
+    }
+}
+
+#[test]
+fn duplicates() {
+    let mut r = sigs::rng(10);
+    let mut v = Verifier::new();
+    for round in 0..4 * common::scale() {
+        for n in [2usize, 5, 40, 300] {
+            let mut b = batch(&mut r, n, KEYS[round % 3]);
+            // Exact duplicates, some of them next to each other.
+            let extra: Vec<Owned> = (0..n / 2 + 1).map(|_| b[sigs::pick(&mut r, n)]).collect();
+            b.extend(extra);
+            b.push(b[0]);
+            check(&mut v, &b, &format!("duplicates n={n}"));
+            // A duplicated invalid signature and a duplicate of a valid one.
+            let i = sigs::pick(&mut r, b.len());
+            corrupt(&mut r, &mut b, i, sigs::Corruption::FlipMsgBit);
+            let bad = b[i];
+            b.push(bad);
+            b.push(bad);
+            check(&mut v, &b, &format!("duplicated invalid n={n}"));
+            // Everything identical.
+            let same = vec![b[1]; n];
+            check(&mut v, &same, &format!("all identical n={n}"));
+        }
+    }
+}
+
+#[test]
+fn shared_nonces_and_negated_points() {
+    // The same R in several signatures (nonce reuse across messages and keys), and signatures
+    // whose R is the negation of another's (same x): both give equal-x pairs in the MSM.
+    let mut r = sigs::rng(11);
+    let mut v = Verifier::new();
+    for _ in 0..4 * common::scale() {
+        let k = secp256k1::SecretKey::new(&mut r);
+        let keys: Vec<_> = (0..3).map(|_| secp256k1::SecretKey::new(&mut r)).collect();
+        let mut b = Vec::new();
+        for i in 0..24 {
+            let mut msg = [0u8; 32];
+            r.fill_bytes(&mut msg);
+            b.push(sigs::sign_with_nonce(&keys[i % 3], &k, &msg, false).expect("signs"));
+        }
+        // Same key, same R, one signature used for its own message and the message of another.
+        let mut fake = b[0];
+        fake.msg = b[3].msg;
+        b.push(fake);
+        check(&mut v, &b, "shared nonce");
+        // Keys equal to R and to -R's x.
+        let mut b2 = b.clone();
+        b2[5].pk = b2[5].sig[..32].try_into().expect("32");
+        check(&mut v, &b2, "key equal to r");
+    }
+}
+
+#[test]
+fn more_keys_than_the_cache_holds() {
+    let mut r = sigs::rng(12);
+    let mut v = Verifier::new();
+    // 3,000 distinct keys in one batch, then repeated batches cycling through 5,000 keys.
+    let big = batch(&mut r, 3000, Keys::Distinct);
+    check(&mut v, &big, "3000 distinct keys");
+    let kps = sigs::keypairs(&mut r, 5000);
+    for round in 0..2 * common::scale() {
+        let chunk = &kps[(round * 1000) % 5000..][..1000];
+        let mut b = sigs::sign_batch(&mut r, chunk, 700);
+        check(&mut v, &b, &format!("cycling keys round {round}"));
+        let i = sigs::pick(&mut r, b.len());
+        corrupt(&mut r, &mut b, i, sigs::Corruption::FlipMsgBit);
+        check(&mut v, &b, &format!("cycling keys corrupted round {round}"));
+    }
+}
+
+#[test]
+fn many_invalid_signatures() {
+    let mut r = sigs::rng(13);
+    let mut v = Verifier::new();
+    for &n in &[8usize, 64, 300] {
+        for frac in [2usize, 4, 32] {
+            let mut b = batch(&mut r, n, Keys::Eight);
+            for i in 0..n {
+                if r.next_u32() as usize % frac == 0 {
+                    corrupt(&mut r, &mut b, i, sigs::Corruption::FlipMsgBit);
+                }
+            }
+            check(&mut v, &b, &format!("1/{frac} invalid of {n}"));
+        }
+        let mut b = batch(&mut r, n, Keys::Distinct);
+        for i in 0..n {
+            corrupt(&mut r, &mut b, i, sigs::Corruption::FlipSBit);
+        }
+        check(&mut v, &b, &format!("all invalid of {n}"));
+    }
+}
+
+#[test]
+fn verify_one_matches_reference() {
+    let mut r = sigs::rng(14);
+    let mut v = Verifier::new();
+    for round in 0..50 * common::scale() {
+        let mut b = batch(&mut r, 1, Keys::One);
+        if round % 2 == 1 {
+            let c = ALL_CORRUPTIONS[round / 2 % ALL_CORRUPTIONS.len()];
+            corrupt(&mut r, &mut b, 0, c);
+        }
+        // Twice: the second time the key comes from the cache.
+        for _ in 0..2 {
+            assert_eq!(
+                v.verify_one(&b[0].as_ref()),
+                nostr_verify::verify_one(&b[0].as_ref()),
+                "round {round}"
+            );
+        }
+    }
+}
+
+#[test]
+fn real_events() {
+    // The signatures of the real corpus: all valid over their claimed ids.
+    let Some(dir) = common::data_dir() else {
+        return;
+    };
+    let text = std::fs::read_to_string(dir.join("events-real.jsonl")).expect("corpus");
+    let mut b = Vec::new();
+    for line in text.lines().take(1500 * common::scale()) {
+        let field = |name: &str| -> Option<Vec<u8>> {
+            let k = format!("\"{name}\":\"");
+            let start = line.find(&k)? + k.len();
+            let end = start + line[start..].find('"')?;
+            hex::decode(&line[start..end]).ok()
+        };
+        let (Some(id), Some(pk), Some(sig)) = (field("id"), field("pubkey"), field("sig")) else {
+            continue;
+        };
+        let (Ok(msg), Ok(pk), Ok(sig)) = (id.try_into(), pk.try_into(), sig.try_into()) else {
+            continue;
+        };
+        b.push(Owned { pk, msg, sig });
+    }
+    assert!(b.len() > 1000, "corpus parsed");
+    let mut v = Verifier::new();
+    let want = check(&mut v, &b, "real events");
+    assert!(want.iter().all(|&x| x));
+    let mut r = sigs::rng(15);
+    let i = sigs::pick(&mut r, b.len());
+    corrupt(&mut r, &mut b, i, sigs::Corruption::FlipSBit);
+    check(&mut v, &b, "real events, one corrupted");
+}
+
+#[test]
+fn valid_batches_are_accepted_by_the_equation() {
+    // The batch path is really used: a valid batch costs one equation and no single check.
+    let mut r = sigs::rng(16);
+    let mut v = Verifier::new();
+    for (n, keys) in [
+        (MIN_BATCH, Keys::One),
+        (64, Keys::Eight),
+        (300, Keys::Distinct),
+    ] {
+        let b = batch(&mut r, n, keys);
+        let before = v.stats();
+        check(&mut v, &b, "stats");
+        let after = v.stats();
+        // verify_batch, then verify_all: two equations, both held.
+        assert_eq!(after.batches - before.batches, 2, "n {n}");
+        assert_eq!(after.batches_held - before.batches_held, 2, "n {n}");
+        assert_eq!(
+            after.batch_accepted - before.batch_accepted,
+            2 * n as u64,
+            "n {n}"
+        );
+        assert_eq!(after.single_checked, before.single_checked, "n {n}");
+    }
+    // One bad signature: narrowing accepts the others by equations, and the bad one is found by
+    // libsecp256k1 (at most a handful of single checks).
+    let mut b = batch(&mut r, 512, Keys::Eight);
+    corrupt(&mut r, &mut b, 100, sigs::Corruption::FlipMsgBit);
+    let before = v.stats();
+    let refs: Vec<_> = b.iter().map(Owned::as_ref).collect();
+    let mut ok = Vec::new();
+    assert!(!v.verify_batch(&refs, &mut ok));
+    assert_eq!(ok.iter().filter(|&&x| !x).count(), 1);
+    assert!(!ok[100]);
+    let after = v.stats();
+    assert!(
+        after.single_checked - before.single_checked <= 40,
+        "{:?}",
+        after
+    );
+    assert!(
+        after.batch_accepted - before.batch_accepted >= 470,
+        "{:?}",
+        after
+    );
+    // The second sighting of these keys hits the cache.
+    v.verify_batch(&refs, &mut ok);
+    assert_eq!(v.stats().key_cache_hits - after.key_cache_hits, 8);
+}
