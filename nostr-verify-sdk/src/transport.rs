@@ -412,8 +412,8 @@ impl<T: WebSocketTransport> WebSocketTransport for BatchVerifyTransport<T> {
 /// Kind of frame, from a scan of its head.
 #[derive(Debug, PartialEq, Eq)]
 enum Head<'a> {
-    /// `["EVENT","<id>"` with the raw (unescaped) id.
-    Event(&'a str),
+    /// `["EVENT","<id>"` with the raw (unescaped) id and the index just after it.
+    Event(&'a str, usize),
     /// `["EOSE"` or `["CLOSED"` with the raw id.
     EoseOrClosed(&'a str),
     /// Anything else, or an id containing an escape (needs a full parse).
@@ -448,6 +448,19 @@ fn raw_string(s: &str, i: usize) -> Option<Result<(&str, usize), ()>> {
     None
 }
 
+/// The event object of an `EVENT` frame: the text after `,` following the subscription id, up
+/// to the closing `]`. Parsing it directly skips the `serde_json::Value` tree that
+/// `RelayMessage::from_json` builds first. A frame with extra elements after the event does not
+/// parse as an event and is dropped.
+fn event_object(s: &str, after_id: usize) -> Option<&str> {
+    let b = s.as_bytes();
+    let i = skip_ws(b, after_id);
+    if b.get(i) != Some(&b',') {
+        return None;
+    }
+    s[i + 1..].trim_end().strip_suffix(']')
+}
+
 fn scan_head(s: &str) -> Head<'_> {
     let b = s.as_bytes();
     let i = skip_ws(b, 0);
@@ -464,13 +477,13 @@ fn scan_head(s: &str) -> Head<'_> {
         return Head::Other;
     }
     let i = skip_ws(b, i + 1);
-    let id = match raw_string(s, i) {
-        Some(Ok((id, _))) => id,
+    let (id, after) = match raw_string(s, i) {
+        Some(Ok(x)) => x,
         Some(Err(())) => return Head::Escaped,
         None => return Head::Other,
     };
     match kind {
-        "EVENT" => Head::Event(id),
+        "EVENT" => Head::Event(id, after),
         "EOSE" | "CLOSED" => Head::EoseOrClosed(id),
         _ => Head::Other,
     }
@@ -539,33 +552,44 @@ impl TapStream {
         let trimmed = text.trim();
         let head = scan_head(trimmed);
         let ours = match head {
-            Head::Event(id) | Head::EoseOrClosed(id) => self.owns(id),
+            Head::Event(id, _) | Head::EoseOrClosed(id) => self.owns(id),
             Head::Escaped => true, // decided after the full parse below
             Head::Other => false,
         };
         if !ours {
-            if self.shared.opts.check_passthrough_ids && matches!(head, Head::Event(_)) {
-                return self.guard_passthrough(trimmed);
+            if let Head::Event(_, after) = head {
+                if self.shared.opts.check_passthrough_ids {
+                    return self.guard_passthrough(trimmed, after);
+                }
             }
             return Intercept::Forward;
         }
+        let is_event = matches!(head, Head::Event(..));
         let max = self.shared.opts.limits.messages.max_size;
         if max.is_some_and(|m| trimmed.len() > m as usize) {
-            if matches!(head, Head::Event(_)) {
+            if is_event {
                 self.shared.count(DropReason::MessageTooLarge, 1);
                 return Intercept::Consumed;
             }
             return Intercept::Forward; // the SDK rejects it the same way
         }
+        if let Head::Event(id, after) = head {
+            // Fast path: the id has no escapes, so the raw text is the id.
+            let parsed = event_object(trimmed, after).and_then(|o| Event::from_json(o).ok());
+            let Some(event) = parsed else {
+                self.shared.count(DropReason::Unparsable, 1);
+                return Intercept::Consumed;
+            };
+            let sub = SubscriptionId::new(id);
+            match self.route(&sub) {
+                Some(tx) => self.pending.push((tx, sub, event)),
+                None => self.shared.count(DropReason::Unrouted, 1),
+            }
+            return Intercept::Consumed;
+        }
         let msg = match RelayMessage::from_json(trimmed) {
             Ok(m) => m,
-            Err(_) => {
-                if matches!(head, Head::Event(_)) {
-                    self.shared.count(DropReason::Unparsable, 1);
-                    return Intercept::Consumed;
-                }
-                return Intercept::Forward;
-            }
+            Err(_) => return Intercept::Forward, // not an EVENT: the SDK reports it
         };
         match msg {
             RelayMessage::Event {
@@ -623,10 +647,10 @@ impl TapStream {
     }
 
     /// The optional id guard on pass-through EVENT frames.
-    fn guard_passthrough(&self, trimmed: &str) -> Intercept {
-        match RelayMessage::from_json(trimmed) {
-            Ok(RelayMessage::Event { event, .. }) => self.guard_parsed(&event),
-            _ => Intercept::Forward, // the SDK reports its own parse error
+    fn guard_passthrough(&self, trimmed: &str, after_id: usize) -> Intercept {
+        match event_object(trimmed, after_id).and_then(|o| Event::from_json(o).ok()) {
+            Some(event) => self.guard_parsed(&event),
+            None => Intercept::Forward, // the SDK reports its own parse error
         }
     }
 
@@ -1035,8 +1059,11 @@ mod tests {
 
     #[test]
     fn head_scan() {
-        assert_eq!(scan_head(r#"["EVENT","bv:1",{}]"#), Head::Event("bv:1"));
-        assert_eq!(scan_head(r#" [ "EVENT" , "abc" ,{}]"#), Head::Event("abc"));
+        assert_eq!(scan_head(r#"["EVENT","bv:1",{}]"#), Head::Event("bv:1", 15));
+        assert_eq!(
+            scan_head(r#" [ "EVENT" , "abc" ,{}]"#),
+            Head::Event("abc", 18)
+        );
         assert_eq!(scan_head(r#"["EOSE","bv:1"]"#), Head::EoseOrClosed("bv:1"));
         assert_eq!(
             scan_head(r#"["CLOSED","bv:1","x"]"#),
@@ -1048,5 +1075,9 @@ mod tests {
         assert_eq!(scan_head(r#"["EVENT""#), Head::Other);
         assert_eq!(scan_head(r#"{"EVENT":1}"#), Head::Other);
         assert_eq!(scan_head(""), Head::Other);
+        let f = r#"["EVENT","bv:1" , {"a":[1]} ] "#.trim();
+        assert_eq!(event_object(f, 15), Some(r#" {"a":[1]} "#));
+        assert_eq!(event_object(r#"["EVENT","bv:1"]"#, 15), None);
+        assert_eq!(event_object(r#"["EVENT","bv:1",{}"#, 15), None);
     }
 }
