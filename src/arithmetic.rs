@@ -17,6 +17,8 @@
 //! # Variable time
 //! Everything named `_vartime` branches on its inputs. The crate verifies signatures,
 //! so all data reaching this layer is public; no secret ever passes through it.
+//!
+#![doc = include_str!("../docs/arithmetic.md")]
 
 pub mod constants;
 pub mod field;

@@ -21,6 +21,11 @@
 //! # Variable time
 //!
 //! Everything here is variable time and meant for public data only.
+//!
+//! The rest of this page is `docs/backend.md`: usage, measured figures, how the IFMA arm
+//! works, its tests, and the AVX2 measurement.
+//!
+#![doc = include_str!("../docs/backend.md")]
 
 // Compiled only under `cfg(nostr_verify_ifma)`, which build.rs sets for rustc >= 1.89 (the
 // release that stabilized the AVX-512 intrinsics); the crate's MSRV (1.85) holds elsewhere.
@@ -31,6 +36,8 @@ mod portable;
 
 use crate::arithmetic::field::FieldElement;
 use crate::arithmetic::group::AffinePoint;
+use std::sync::atomic::{AtomicU8, Ordering};
+#[cfg(nostr_verify_ifma)]
 use std::sync::OnceLock;
 
 /// An implementation of the lane-parallel operations.
@@ -55,17 +62,52 @@ fn ifma_cpu() -> Option<ifma::Detected> {
 /// [`Backend::Ifma`] when this build and this CPU support it, unless the environment
 /// variable `NOSTR_VERIFY_BACKEND` is `portable` (read once, at the first call), which forces
 /// [`Backend::Portable`]. Any other value (`auto`, `ifma`, unset) means automatic choice.
+/// [`set_selected`] overrides the choice later.
 pub fn selected() -> Backend {
-    static SELECTED: OnceLock<Backend> = OnceLock::new();
-    *SELECTED.get_or_init(|| {
-        let forced = std::env::var("NOSTR_VERIFY_BACKEND")
-            .is_ok_and(|v| v.trim().eq_ignore_ascii_case("portable"));
-        if !forced && Backend::Ifma.is_available() {
-            Backend::Ifma
-        } else {
-            Backend::Portable
+    match SELECTED.load(Ordering::Relaxed) {
+        PORTABLE => Backend::Portable,
+        IFMA => Backend::Ifma,
+        _ => {
+            let forced = std::env::var("NOSTR_VERIFY_BACKEND")
+                .is_ok_and(|v| v.trim().eq_ignore_ascii_case("portable"));
+            let b = if !forced && Backend::Ifma.is_available() {
+                Backend::Ifma
+            } else {
+                Backend::Portable
+            };
+            // A concurrent first call or `set_selected` may have won: keep its choice.
+            let _ = SELECTED.compare_exchange(UNSET, code(b), Ordering::Relaxed, Ordering::Relaxed);
+            selected()
         }
-    })
+    }
+}
+
+/// Makes `backend` the one [`selected`] returns from now on, process-wide (or
+/// [`Backend::Portable`] if `backend` is not [available](Backend::is_available) here), and
+/// returns the backend actually selected.
+///
+/// Meant for benchmarks that report every backend in one run, and for tests. Every backend
+/// computes the same values, so switching never changes a result, only the speed.
+pub fn set_selected(backend: Backend) -> Backend {
+    let b = if backend.is_available() {
+        backend
+    } else {
+        Backend::Portable
+    };
+    SELECTED.store(code(b), Ordering::Relaxed);
+    b
+}
+
+const UNSET: u8 = 0;
+const PORTABLE: u8 = 1;
+const IFMA: u8 = 2;
+static SELECTED: AtomicU8 = AtomicU8::new(UNSET);
+
+fn code(b: Backend) -> u8 {
+    match b {
+        Backend::Portable => PORTABLE,
+        Backend::Ifma => IFMA,
+    }
 }
 
 impl Backend {

@@ -36,7 +36,10 @@
 //! right half is known to fail and is split without being tested; otherwise both are
 //! searched. At every failing node one signature chosen with the weights is checked with
 //! libsecp256k1 first: if it is invalid, failures are dense there and the whole node is
-//! checked one at a time. Nodes of at most [`LEAF`] signatures are checked one at a time.
+//! checked one at a time. Nodes of at most `LEAF` (4) signatures are checked one at a time.
+//! A batch of 128 or more first has one signature checked by libsecp256k1 before the
+//! equation: if that one is invalid, the whole batch goes one at a time, so a flood of
+//! invalid signatures costs about what one-at-a-time verification costs.
 //! Every `false` verdict from the equation path is therefore libsecp256k1's own.
 //!
 //! Per-signature pre-checks (`r ≥ p`, `s ≥ n`, `r` not an x coordinate, key not an x
@@ -66,6 +69,13 @@ pub const MIN_BATCH: usize = 4;
 
 /// Narrowing checks nodes of at most this many signatures one at a time.
 pub(crate) const LEAF: usize = 4;
+
+/// From this many signatures on, one signature is checked with libsecp256k1 before the
+/// equation (see [`Verifier::narrow`]).
+pub(crate) const PROBE_FIRST: usize = 128;
+
+/// [`Verifier::verify_batch_two_threads`] splits lifts and MSMs from this many items on.
+pub(crate) const TWO_THREADS_MIN: usize = 256;
 
 /// The tag of the weight derivation.
 const WEIGHTS_TAG: &[u8] = b"nostr-verify/batch-weights";
@@ -148,6 +158,8 @@ struct Work {
     points: Vec<AffinePoint>,
     scalars: Vec<u128>,
     msm: msm::Scratch,
+    /// Use two threads for the lifts and the top-level MSM ([`Verifier::verify_batch_two_threads`]).
+    two_threads: bool,
 }
 
 /// A batch verifier: a cache of lifted keys, the weights' secret, and scratch buffers.
@@ -319,6 +331,29 @@ impl Verifier {
         ok.iter().all(|&b| b)
     }
 
+    /// [`Verifier::verify_batch`] using two cores for one large batch (lower latency, same
+    /// verdicts): the nonce and key lifts are split in two halves and the Pippenger windows of
+    /// the MSM are split between the calling thread and one scoped helper thread
+    /// (`std::thread::scope`). Inputs below 256 lifts / MSM points, and the sub-batches of
+    /// narrowing, run on the calling thread.
+    ///
+    /// For throughput with many batches, prefer one [`Verifier`] per thread with
+    /// [`Verifier::verify_batch`]: that scales without any fork/join cost.
+    ///
+    /// # Examples
+    /// ```
+    /// use nostr_verify::{SigRef, Verifier};
+    /// let (pk, msg, sig) = ([1u8; 32], [2u8; 32], [3u8; 64]);
+    /// let mut ok = Vec::new();
+    /// assert!(!Verifier::new().verify_batch_two_threads(&[SigRef { pubkey: &pk, msg: &msg, sig: &sig }], &mut ok));
+    /// ```
+    pub fn verify_batch_two_threads(&mut self, sigs: &[SigRef<'_>], ok: &mut Vec<bool>) -> bool {
+        self.work.two_threads = true;
+        let all = self.verify_batch(sigs, ok);
+        self.work.two_threads = false;
+        all
+    }
+
     /// Evaluates the batch equation alone: `true` when every signature is valid (up to the
     /// 2^−128 chance of the equation holding over invalid signatures).
     pub fn verify_all(&mut self, sigs: &[SigRef<'_>]) -> bool {
@@ -432,7 +467,18 @@ impl Verifier {
         w.ys.resize(w.xs.len(), FieldElement::ZERO);
         w.lifted.clear();
         w.lifted.resize(w.xs.len(), false);
-        backend::lift_x_many_vartime(&w.xs, &mut w.ys, &mut w.lifted);
+        if w.two_threads && w.xs.len() >= TWO_THREADS_MIN {
+            let mid = w.xs.len() / 2;
+            let (xs0, xs1) = w.xs.split_at(mid);
+            let (ys0, ys1) = w.ys.split_at_mut(mid);
+            let (ok0, ok1) = w.lifted.split_at_mut(mid);
+            std::thread::scope(|scope| {
+                scope.spawn(|| backend::lift_x_many_vartime(xs1, ys1, ok1));
+                backend::lift_x_many_vartime(xs0, ys0, ok0);
+            });
+        } else {
+            backend::lift_x_many_vartime(&w.xs, &mut w.ys, &mut w.lifted);
+        }
         let mut j = nr;
         for k in w.keys.iter_mut() {
             if k.point.is_none() && !k.invalid {
@@ -551,7 +597,11 @@ impl Verifier {
         w.scalars.push(g_lo);
         w.points.push(*g128());
         w.scalars.push(g_hi);
-        msm::msm_vartime(&w.points, &w.scalars, &mut w.msm).is_infinity()
+        if w.two_threads && lo == 0 && hi == w.prep.len() && w.points.len() >= TWO_THREADS_MIN {
+            msm::msm_two_threads_vartime(&w.points, &w.scalars, &mut w.msm).is_infinity()
+        } else {
+            msm::msm_vartime(&w.points, &w.scalars, &mut w.msm).is_infinity()
+        }
     }
 
     /// libsecp256k1's verdict on prepared signature `j`.
@@ -581,6 +631,21 @@ impl Verifier {
                 ok[self.work.prep[j].idx as usize] = self.single(sigs, j);
             }
             return;
+        }
+        if !failed && lo == 0 && hi == self.work.prep.len() && m >= PROBE_FIRST {
+            // A large batch: check one signature (picked by the weights) with libsecp256k1
+            // before the equation. If it is invalid, failures are likely dense (a flood of
+            // bad signatures): check everything one at a time instead of paying for the
+            // equation too. Otherwise it costs one single check per batch.
+            let probe = (self.work.prep[m / 2].a as usize) % m;
+            let v = self.single(sigs, probe);
+            ok[self.work.prep[probe].idx as usize] = v;
+            if !v {
+                for j in (0..m).filter(|&j| j != probe) {
+                    ok[self.work.prep[j].idx as usize] = self.single(sigs, j);
+                }
+                return;
+            }
         }
         if !failed {
             self.stats.batches += 1;

@@ -15,7 +15,7 @@ mod thread_local;
 #[cfg(any(feature = "nostr", feature = "nostr-0-44"))]
 pub use crate::nostr::Verdict;
 #[cfg(any(feature = "nostr", feature = "nostr-0-44"))]
-pub use crate::nostr::VerifyBatchExt;
+pub use crate::nostr::{PartitionVerifiedExt, VerifyBatchExt, VerifyEventExt};
 pub use batch::{Stats, Verifier, MIN_BATCH};
 pub use bip340::{verify_one, SigRef};
 pub use error::Error;

@@ -35,6 +35,8 @@ pub const SWITCH_POINTS: &[usize] = &[STRAUSS_MAX, 80, 160, 640, 900, 1800, 2600
 pub struct Scratch {
     straus: straus::Scratch,
     pippenger: pippenger::Scratch,
+    /// The second thread's buffers for [`msm_two_threads_vartime`].
+    pippenger2: pippenger::Scratch,
 }
 
 /// `Σ scalars[i]·points[i]` (identity points and zero scalars contribute nothing).
@@ -55,6 +57,32 @@ pub fn msm_vartime(
         let c = pippenger::window_for(points.len());
         pippenger::msm_vartime(points, scalars, c, &mut scratch.pippenger)
     }
+}
+
+/// [`msm_vartime`] on two threads for large inputs: Pippenger's windows are split between the
+/// calling thread and one scoped helper thread (`std::thread::scope`). Inputs of at most
+/// [`STRAUSS_MAX`] points run on the calling thread alone.
+///
+/// # Panics
+/// If the slices differ in length.
+///
+/// # Variable time
+/// Public data only.
+pub fn msm_two_threads_vartime(
+    points: &[AffinePoint],
+    scalars: &[u128],
+    scratch: &mut Scratch,
+) -> JacobianPoint {
+    if points.len() <= STRAUSS_MAX {
+        return msm_vartime(points, scalars, scratch);
+    }
+    let c = pippenger::window_for(points.len());
+    pippenger::msm_two_threads_vartime(
+        points,
+        scalars,
+        c,
+        [&mut scratch.pippenger, &mut scratch.pippenger2],
+    )
 }
 
 #[cfg(test)]

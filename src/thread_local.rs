@@ -10,7 +10,14 @@ thread_local! {
 /// Runs `f` with this thread's [`Verifier`] (created on first use, then reused, so its key
 /// cache stays warm across calls).
 ///
-/// A nested call from inside `f` gets a fresh temporary verifier instead of panicking.
+/// A nested call from inside `f` gets a fresh temporary verifier instead of panicking, as
+/// does a call during thread teardown (after the thread-local was destroyed).
+///
+/// This is the one thread-local verifier of the crate: `VerifyBatchExt`, `verify_cached`,
+/// the ingest service's workers and the other integrations all go through it.
+///
+/// # Panics
+/// Never: the `expect`s below guard a closure that is called at most once by construction.
 ///
 /// # Examples
 /// ```

@@ -318,7 +318,7 @@ fn selection_follows_the_environment() {
     let (mut o1, mut o2) = (vec![false; 19], vec![false; 19]);
     backend::lift_x_many_vartime(&xs, &mut y1, &mut o1);
     expect.lift_x_many_vartime(&xs, &mut y2, &mut o2);
-    assert_eq!((y1, o1), (y2, o2));
+    assert_eq!((&y1, &o1), (&y2, &o2));
     let a = random_points(&mut rng, 11);
     let b = random_points(&mut rng, 11);
     let (mut r1, mut r2) = (
@@ -328,6 +328,23 @@ fn selection_follows_the_environment() {
     backend::add_affine_pairs_vartime(&a, &b, &mut r1);
     expect.add_affine_pairs_vartime(&a, &b, &mut r2);
     assert_eq!(r1, r2);
+    // The runtime override (for benchmarks), then back to the detected choice. Only this test
+    // in this binary uses the free functions, so the switch cannot disturb another test.
+    for b in Backend::ALL {
+        let got = backend::set_selected(b);
+        assert_eq!(
+            got,
+            if b.is_available() {
+                b
+            } else {
+                Backend::Portable
+            }
+        );
+        assert_eq!(backend::selected(), got);
+        backend::lift_x_many_vartime(&xs, &mut y1, &mut o1);
+        assert_eq!((&y1, &o1), (&y2, &o2));
+    }
+    assert_eq!(backend::set_selected(expect), expect);
 }
 
 #[test]

@@ -330,6 +330,44 @@ fn invert_matches_bigint() {
     );
 }
 
+/// safegcd against the Fermat chain on many inputs, including sparse and structured
+/// ones (powers of two, p − 2^k, small values) that drive long zero runs and early
+/// limb-count reductions.
+#[test]
+fn safegcd_matches_fermat() {
+    let p = p();
+    let mut xs: Vec<BigUint> = Vec::new();
+    for k in 0..256u32 {
+        xs.push(BigUint::one() << k);
+        xs.push(&p - (BigUint::one() << k.min(255)) % &p);
+        xs.push((BigUint::one() << k) - 1u32);
+        xs.push(BigUint::from(k + 2));
+    }
+    let mut rng = rng();
+    for _ in 0..5000 * common::scale() {
+        let mut b = random_bytes(&mut rng);
+        // Sparse values: clear most bytes.
+        if rng.gen_range(0..4) == 0 {
+            for byte in b.iter_mut() {
+                if rng.gen_range(0..4) != 0 {
+                    *byte = 0;
+                }
+            }
+        }
+        xs.push(big_from_bytes(&b) % &p);
+    }
+    for x in &xs {
+        let x = x % &p;
+        let a = FieldElement::from_bytes(&bytes_from_big(&x)).expect("reduced");
+        let inv = a.invert_vartime();
+        assert_eq!(inv.raw_limbs(), inv.to_limbs_normalized(), "normalized");
+        assert_eq!(inv, a.invert_fermat(), "inverse of {x:x}");
+        if !x.is_zero() {
+            assert_eq!(inv.mul(&a), FieldElement::ONE);
+        }
+    }
+}
+
 #[test]
 fn sqrt_on_residues_and_non_residues() {
     let p = p();

@@ -489,10 +489,11 @@ fn scan_head(s: &str) -> Head<'_> {
     }
 }
 
-/// The id check of a cache hit (the signature over this id was verified before): the id is
-/// recomputed from the event's fields and compared with the claimed one.
+/// The id check of a cache hit (the signature over this id was verified before) and of the
+/// pass-through guard: the id is recomputed from the event's fields with the core's NIP-01
+/// hashing (the same one `VerifyBatchExt` uses) and compared with the claimed one.
 fn id_matches(event: &Event) -> bool {
-    event.verify_id()
+    nostr_verify::nostr::compute_id(event) == event.id.to_bytes()
 }
 
 /// One entry of the per-connection output queue, in wire order.

@@ -241,11 +241,12 @@ impl JacobianPoint {
     /// Inputs ≤ 4; outputs X₃, Y₃ magnitude 1, Z₃ magnitude 2.
     ///
     /// # Variable time
-    /// Branches on the identity (secp256k1 has no point with y = 0, so doubling a
-    /// finite point never gives the identity; a Y ≡ 0 input is treated as such anyway).
+    /// Branches on the identity flag. An input with Z ≡ 0 (the identity without its
+    /// flag) or Y ≡ 0 gives Z₃ ≡ 0, the identity, without a check (secp256k1 has no
+    /// point with y = 0, so doubling a finite point never gives the identity).
     #[rustfmt::skip]
     pub fn double_vartime(&self) -> Self {
-        if self.is_infinity() || self.y.normalizes_to_zero() {
+        if self.infinity {
             return Self::IDENTITY;
         }
         let z3 = self.y.mul(&self.z).mul_int(2);                 // Z₃ = 2·Y·Z          (2)
@@ -375,11 +376,11 @@ impl JacobianPoint {
         if self.is_infinity() {
             return AffinePoint::IDENTITY;
         }
-        self.to_affine_with_zinv(&self.z.invert_vartime())
+        self.affine_with_zinv(&self.z.invert_vartime())
     }
 
     #[inline]
-    fn to_affine_with_zinv(&self, zinv: &FieldElement) -> AffinePoint {
+    fn affine_with_zinv(&self, zinv: &FieldElement) -> AffinePoint {
         let zinv2 = zinv.square();
         AffinePoint {
             x: self.x.mul(&zinv2).normalize(),
@@ -410,7 +411,7 @@ impl JacobianPoint {
             if zi.is_zero() {
                 AffinePoint::IDENTITY
             } else {
-                p.to_affine_with_zinv(zi)
+                p.affine_with_zinv(zi)
             }
         }));
     }

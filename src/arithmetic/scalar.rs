@@ -46,6 +46,7 @@
 //! `_vartime`.
 
 pub mod glv;
+pub mod safegcd;
 
 pub use glv::GlvSplit;
 
@@ -414,15 +415,24 @@ impl Scalar {
         r
     }
 
-    /// The inverse modulo n (0 maps to 0), by Fermat: self^(n−2).
+    /// The inverse modulo n (0 maps to 0), by variable-time safegcd ([`safegcd`]).
     ///
-    /// Cost: 252 squarings and at most 77 multiplications (fixed 4-bit windows); it is not
-    /// on the batch verifier's per-signature path.
+    /// # Variable time
+    ///
+    /// Running time depends on the value.
+    pub fn invert_vartime(&self) -> Self {
+        const MODULUS_N: safegcd::Modulus = safegcd::Modulus::new(N);
+        Scalar(safegcd::invert_vartime(&self.0, &MODULUS_N))
+    }
+
+    /// The inverse modulo n (0 maps to 0) by Fermat, self^(n−2) with fixed 4-bit windows
+    /// (252 squarings, at most 77 multiplications): a slow, simple cross-check for
+    /// [`Scalar::invert_vartime`].
     ///
     /// # Variable time
     ///
     /// The exponent is the public constant n − 2; the zero-window skips depend only on it.
-    pub fn invert_vartime(&self) -> Self {
+    pub fn invert_fermat(&self) -> Self {
         const N_MINUS_2: [u64; 4] = [N[0] - 2, N[1], N[2], N[3]];
         self.pow_vartime(&N_MINUS_2)
     }
@@ -716,6 +726,11 @@ pub(crate) mod tests {
             let x = big(&a);
             let expect = x.modpow(&(&n - 2u32), &n);
             assert_eq!(big(&inv), expect, "invert {a:?}");
+            assert_eq!(
+                a.invert_fermat(),
+                inv,
+                "Fermat and safegcd disagree on {a:?}"
+            );
             if !a.is_zero() {
                 assert_eq!(a.mul(&inv), Scalar::ONE);
             } else {

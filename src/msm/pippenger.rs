@@ -74,6 +74,17 @@ pub struct Scratch {
     dbl_aff: Vec<AffinePoint>,
 }
 
+/// Equality of two normalized field elements, limb by limb (the lowest limb almost always
+/// decides; an inlined compare instead of a `memcmp` call in the hot loop).
+#[inline(always)]
+fn same_limbs(
+    a: &crate::arithmetic::field::FieldElement,
+    b: &crate::arithmetic::field::FieldElement,
+) -> bool {
+    let (a, b) = (a.raw_limbs(), b.raw_limbs());
+    a[0] == b[0] && a[1] == b[1] && a[2] == b[2] && a[3] == b[3] && a[4] == b[4]
+}
+
 /// The number of windows for width c: ⌈129/c⌉.
 pub fn windows(c: usize) -> usize {
     windows_u128(c)
@@ -98,8 +109,83 @@ pub fn msm_vartime(
     assert_eq!(points.len(), scalars.len(), "one scalar per point");
     assert!((2..=16).contains(&c), "window width {c}");
     let nwin = windows(c);
+    let mut sums = Vec::with_capacity(nwin);
+    window_sums_vartime(points, scalars, c, 0..nwin, s, &mut sums);
+    horner(&sums, c)
+}
+
+/// [`msm_vartime`] on two threads: the windows are split in two halves, each accumulated and
+/// reduced on its own thread with its own scratch (the points are shared read-only), then
+/// Horner's rule runs on the calling thread.
+///
+/// # Panics
+/// As [`msm_vartime`].
+///
+/// # Variable time
+/// Public data only.
+pub fn msm_two_threads_vartime(
+    points: &[AffinePoint],
+    scalars: &[u128],
+    c: usize,
+    s: [&mut Scratch; 2],
+) -> JacobianPoint {
+    assert_eq!(points.len(), scalars.len(), "one scalar per point");
+    assert!((2..=16).contains(&c), "window width {c}");
+    let nwin = windows(c);
+    let mid = nwin / 2;
+    let [s0, s1] = s;
+    let mut low = Vec::with_capacity(nwin);
+    let high = std::thread::scope(|scope| {
+        let h = scope.spawn(move || {
+            let mut high = Vec::with_capacity(nwin - mid);
+            window_sums_vartime(points, scalars, c, mid..nwin, s1, &mut high);
+            high
+        });
+        window_sums_vartime(points, scalars, c, 0..mid, s0, &mut low);
+        h.join()
+    });
+    match high {
+        Ok(high) => low.extend(high),
+        // The helper thread panicked (it cannot, short of a bug): redo its half here.
+        Err(_) => window_sums_vartime(
+            points,
+            scalars,
+            c,
+            mid..nwin,
+            &mut Scratch::default(),
+            &mut low,
+        ),
+    }
+    horner(&low, c)
+}
+
+/// `Σ_w 2^(cw)·S_w` by Horner's rule, c doublings per window.
+fn horner(sums: &[JacobianPoint], c: usize) -> JacobianPoint {
+    let mut acc = JacobianPoint::IDENTITY;
+    for sum in sums.iter().rev() {
+        if !acc.is_infinity() {
+            for _ in 0..c {
+                acc = acc.double_vartime();
+            }
+        }
+        acc = acc.add_vartime(sum);
+    }
+    acc
+}
+
+/// Steps 1–4 for the windows in `wins`: appends `S_w = Σ_j (j+1)·B_w,j` for each of them, in
+/// order, to `out`.
+fn window_sums_vartime(
+    points: &[AffinePoint],
+    scalars: &[u128],
+    c: usize,
+    wins: core::ops::Range<usize>,
+    s: &mut Scratch,
+    out: &mut Vec<JacobianPoint>,
+) {
+    let nwin_all = windows(c);
     let half = 1usize << (c - 1);
-    let nbuckets = nwin * half;
+    let nbuckets = wins.len() * half;
 
     // 1. Digits, and the signed copies of every point.
     s.signed.clear();
@@ -111,8 +197,8 @@ pub fn msm_vartime(
         if k == 0 || p.is_infinity() {
             continue;
         }
-        signed_digits_u128(k, c, &mut digits[..nwin]);
-        for (w, &d) in digits[..nwin].iter().enumerate() {
+        signed_digits_u128(k, c, &mut digits[..nwin_all]);
+        for (w, &d) in digits[wins.clone()].iter().enumerate() {
             if d != 0 {
                 let bucket = (w * half + d.unsigned_abs() as usize - 1) as u32;
                 s.entries.push((bucket, (2 * i + (d < 0) as usize) as u32));
@@ -158,8 +244,8 @@ pub fn msm_vartime(
             for pq in &mut pairs {
                 any_pair = true;
                 let (p, q) = (&pq[0], &pq[1]);
-                if p.x.raw_limbs() == q.x.raw_limbs() {
-                    if p.y.raw_limbs() == q.y.raw_limbs() {
+                if same_limbs(&p.x, &q.x) {
+                    if same_limbs(&p.y, &q.y) {
                         // The same point twice: a doubling (never the identity: secp256k1 has
                         // no point of order 2).
                         s.dbl.push((
@@ -202,14 +288,8 @@ pub fn msm_vartime(
         core::mem::swap(&mut s.start, &mut s.next_start);
     }
 
-    // 4. + 5. Bucket reduction per window, then Horner from the top window down.
-    let mut acc = JacobianPoint::IDENTITY;
-    for w in (0..nwin).rev() {
-        if !acc.is_infinity() {
-            for _ in 0..c {
-                acc = acc.double_vartime();
-            }
-        }
+    // 4. Bucket reduction per window (running sums, Jacobian).
+    for w in 0..wins.len() {
         let mut running = JacobianPoint::IDENTITY;
         let mut sum = JacobianPoint::IDENTITY;
         for j in (0..half).rev() {
@@ -221,9 +301,8 @@ pub fn msm_vartime(
                 sum = sum.add_vartime(&running);
             }
         }
-        acc = acc.add_vartime(&sum);
+        out.push(sum);
     }
-    acc
 }
 
 #[cfg(test)]

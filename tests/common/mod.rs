@@ -1,5 +1,5 @@
 //! Helpers shared by the integration tests.
-#![allow(dead_code)]
+#![allow(dead_code, unreachable_pub)]
 
 use std::path::PathBuf;
 
@@ -30,5 +30,9 @@ pub fn data_dir() -> Option<PathBuf> {
 
 /// The count multiplier from `SECP_DIFF_SCALE` (default 1).
 pub fn scale() -> usize {
-    std::env::var("SECP_DIFF_SCALE").ok().and_then(|s| s.parse().ok()).unwrap_or(1).max(1)
+    std::env::var("SECP_DIFF_SCALE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1)
+        .max(1)
 }

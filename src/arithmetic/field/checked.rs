@@ -78,6 +78,7 @@ impl FieldElementChecked {
         Self::new(FieldElement5x52::from_u64(v), 1, true)
     }
 
+    #[allow(clippy::wrong_self_convention)] // mirrors FieldElement5x52::to_bytes
     pub(crate) fn to_bytes(&self) -> [u8; 32] {
         assert!(
             self.normalized,

@@ -58,7 +58,13 @@ impl FieldElement5x52 {
     /// magnitude 1 (limbs < 2^52, top limb < 2^48), possibly `≥ p`.
     #[inline]
     pub const fn from_bytes_unchecked(b: &[u8; 32]) -> Self {
-        let w = be_words(b);
+        Self::from_u64x4(&be_words(b))
+    }
+
+    /// Regroups a 256-bit value given as four little-endian u64 words into radix-2^52
+    /// limbs (magnitude 1, possibly `≥ p`).
+    #[inline]
+    pub const fn from_u64x4(w: &[u64; 4]) -> Self {
         Self([
             w[0] & M52,
             ((w[0] >> 52) | (w[1] << 12)) & M52,
@@ -66,6 +72,19 @@ impl FieldElement5x52 {
             ((w[2] >> 28) | (w[3] << 36)) & M52,
             w[3] >> 16,
         ])
+    }
+
+    /// Four little-endian u64 words of a normalized element (inverse of
+    /// [`Self::from_u64x4`]).
+    #[inline]
+    pub const fn to_u64x4(&self) -> [u64; 4] {
+        let n = &self.0;
+        [
+            n[0] | (n[1] << 52),
+            (n[1] >> 12) | (n[2] << 40),
+            (n[2] >> 24) | (n[3] << 28),
+            (n[3] >> 36) | (n[4] << 16),
+        ]
     }
 
     /// Whether limbs of magnitude 1 (each < 2^52, top < 2^48) hold a value `≥ p`.
@@ -99,13 +118,7 @@ impl FieldElement5x52 {
     /// 32 big-endian bytes of a normalized element.
     #[inline]
     pub fn to_bytes(&self) -> [u8; 32] {
-        let n = &self.0;
-        let w = [
-            n[0] | (n[1] << 52),
-            (n[1] >> 12) | (n[2] << 40),
-            (n[2] >> 24) | (n[3] << 28),
-            (n[3] >> 36) | (n[4] << 16),
-        ];
+        let w = self.to_u64x4();
         let mut out = [0u8; 32];
         for (i, word) in w.iter().enumerate() {
             out[24 - 8 * i..32 - 8 * i].copy_from_slice(&word.to_be_bytes());
@@ -189,7 +202,7 @@ impl FieldElement5x52 {
 
     /// The canonical representation (input magnitude ≤ 32).
     ///
-    /// After [`Self::carry_pass`] the value V is < 2^256 + 2^215 < 2p, so at most one
+    /// After one carry pass (`carry_pass`) the value V is < 2^256 + 2^215 < 2p, so at most one
     /// subtraction of p is needed: exactly when bit 256 is set (top limb ≥ 2^48) or
     /// V lies in [p, 2^256). Subtracting p is adding R256 and clearing bit 256.
     #[inline]
@@ -211,7 +224,7 @@ impl FieldElement5x52 {
 
     /// Whether the value is 0 mod p (input magnitude ≤ 32).
     ///
-    /// After one carry pass the value V < 2p (see [`Self::carry_pass`]), so V ≡ 0 iff
+    /// After one carry pass the value V < 2p (see `carry_pass`), so V ≡ 0 iff
     /// V = 0 or V = p, and both have a unique limb pattern in that form.
     #[inline]
     pub fn normalizes_to_zero(&self) -> bool {

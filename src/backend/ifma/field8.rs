@@ -301,8 +301,8 @@ pub(crate) fn add(a: &Fe8, b: &Fe8) -> Fe8 {
 ///
 /// # Magnitude
 ///
-/// `b` must be carried (limbs 0..3 < 2^52 ≤ 2p's limbs, limb 4 < 2^49 − 1 ≤ 2p's limb 4), so
-/// no limb borrows. `a`'s limbs must be < 2^62. Each output limb is < a's limb + 2^54: pass
+/// `b` must be carried (limbs 0..3 < 2^52 ≤ 2p's limbs 0..3, limb 4 ≤ 2^49 − 2 = 2p's
+/// limb 4; [`carry`] gives < 2^48 + 2^11), so no limb borrows. `a`'s limbs must be < 2^62. Each output limb is < a's limb + 2^54: pass
 /// the result through [`carry`] before multiplying.
 #[inline]
 #[target_feature(enable = "avx512f,avx512ifma,avx512vl")]

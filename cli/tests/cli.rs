@@ -1,0 +1,768 @@
+//! Runs the `nostr-verify` binary on the real corpus and on corrupted inputs.
+
+mod common;
+
+use common::{code, int, last_json, read_index, run, s, IndexRow, TempDir};
+use serde_json::Value;
+use std::collections::{BTreeMap, HashSet};
+use std::io::Write;
+use std::path::Path;
+
+/// What the index says `check` must find: (valid, invalid_id, invalid_sig, duplicates, authors,
+/// valid ids in order of first appearance).
+fn expected_from_index(rows: &[IndexRow]) -> (u64, u64, u64, u64, u64, Vec<String>) {
+    let (mut invalid_id, mut invalid_sig, mut duplicates) = (0, 0, 0);
+    let mut ids = HashSet::new();
+    let mut authors = HashSet::new();
+    let mut valid_ids = Vec::new();
+    for r in rows {
+        if !r.id_ok {
+            invalid_id += 1;
+        } else if !r.sig_ok {
+            invalid_sig += 1;
+        } else if ids.insert(r.id.clone()) {
+            authors.insert(r.pubkey.clone());
+            valid_ids.push(r.id.clone());
+        } else {
+            duplicates += 1;
+        }
+    }
+    (
+        valid_ids.len() as u64,
+        invalid_id,
+        invalid_sig,
+        duplicates,
+        authors.len() as u64,
+        valid_ids,
+    )
+}
+
+/// `path:LINE: reason` lines of a `--rejects` file, keyed by line number.
+fn rejects(file: &Path, input: &str) -> BTreeMap<u64, String> {
+    let text = std::fs::read_to_string(file).expect("read rejects");
+    text.lines()
+        .map(|l| {
+            let rest = l
+                .strip_prefix(&format!("{input}:"))
+                .unwrap_or_else(|| panic!("prefix: {l}"));
+            let (no, reason) = rest.split_once(": ").expect("LINE: reason");
+            (no.parse().expect("line number"), reason.to_string())
+        })
+        .collect()
+}
+
+/// Ids of the events in a `--valid` file, in order.
+fn valid_ids(file: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(file).expect("read valid");
+    text.lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).expect("valid file holds JSON");
+            v["id"].as_str().expect("id").to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn real_corpus_gives_the_index_counts() {
+    let Some(data) = common::data_dir() else {
+        return;
+    };
+    let corpus = data.join("events-real.jsonl");
+    let rows = read_index(&data.join("events-real.index.tsv"));
+    let (valid, invalid_id, invalid_sig, duplicates, authors, ids) = expected_from_index(&rows);
+    // The README's figures, so a wrong index reading cannot hide a wrong count.
+    assert_eq!(
+        (rows.len(), valid, invalid_id, invalid_sig),
+        (5882, 5877, 5, 0)
+    );
+
+    let tmp = TempDir::new("real");
+    let mut outputs = Vec::new();
+    for threads in ["1", "2", "3"] {
+        let (rej, val) = (
+            tmp.path(&format!("rej{threads}")),
+            tmp.path(&format!("val{threads}")),
+        );
+        let out = run(
+            &[
+                "check",
+                "--json",
+                "--threads",
+                threads,
+                "--rejects",
+                s(&rej),
+                "--valid",
+                s(&val),
+                s(&corpus),
+            ],
+            None,
+        );
+        assert_eq!(code(&out), 1, "invalid ids make the exit status 1");
+        let j = last_json(&out);
+        assert_eq!(int(&j, "lines"), 5882);
+        assert_eq!(int(&j, "events"), 5882);
+        assert_eq!(int(&j, "valid"), valid);
+        assert_eq!(int(&j, "invalid_id"), invalid_id);
+        assert_eq!(int(&j, "invalid_sig"), invalid_sig);
+        assert_eq!(int(&j, "unparseable"), 0);
+        assert_eq!(int(&j, "duplicates"), duplicates);
+        assert_eq!(int(&j, "authors"), authors);
+        assert!(j["seconds"].as_f64().is_some_and(|x| x > 0.0));
+        assert!(j["events_per_second"].as_f64().is_some_and(|x| x > 0.0));
+
+        let got = rejects(&rej, s(&corpus));
+        let want: BTreeMap<u64, String> = rows
+            .iter()
+            .filter(|r| !r.id_ok)
+            .map(|r| (r.line, format!("invalid id (claimed id {})", r.id)))
+            .collect();
+        assert_eq!(got, want);
+        assert_eq!(valid_ids(&val), ids);
+        outputs.push((
+            std::fs::read(&rej).expect("rej"),
+            std::fs::read(&val).expect("val"),
+        ));
+    }
+    assert!(
+        outputs.windows(2).all(|w| w[0] == w[1]),
+        "output depends on the thread count"
+    );
+
+    // The --valid file is itself a clean dump: every line valid, exit status 0.
+    let out = run(&["check", "--json", s(&tmp.path("val2"))], None);
+    assert_eq!(code(&out), 0);
+    let j = last_json(&out);
+    assert_eq!((int(&j, "events"), int(&j, "valid")), (valid, valid));
+}
+
+#[test]
+fn same_id_with_another_signature_is_a_duplicate() {
+    let Some(data) = common::data_dir() else {
+        return;
+    };
+    let file = data.join("events-real-embedded.jsonl");
+    let rows = read_index(&data.join("events-real-embedded.index.tsv"));
+    let (valid, _, _, duplicates, authors, ids) = expected_from_index(&rows);
+    // Lines 144 and 145: one id, two different valid signatures (data README §4).
+    assert_eq!(
+        (rows[143].id == rows[144].id, duplicates, valid),
+        (true, 1, 199)
+    );
+    let text = std::fs::read_to_string(&file).expect("read");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_ne!(
+        lines[143], lines[144],
+        "the two lines differ (in the signature)"
+    );
+
+    let tmp = TempDir::new("embedded");
+    let val = tmp.path("valid");
+    let out = run(&["check", "--json", "--valid", s(&val), s(&file)], None);
+    assert_eq!(code(&out), 0, "a duplicate is not a rejection");
+    let j = last_json(&out);
+    assert_eq!(int(&j, "events"), 200);
+    assert_eq!(int(&j, "valid"), valid);
+    assert_eq!(int(&j, "duplicates"), 1);
+    assert_eq!(int(&j, "authors"), authors);
+    assert_eq!(valid_ids(&val), ids);
+    // The first signature is the one kept.
+    let kept = std::fs::read_to_string(&val).expect("read");
+    assert!(kept.lines().any(|l| l == lines[143]));
+    assert!(!kept.lines().any(|l| l == lines[144]));
+}
+
+#[test]
+fn real_malformed_events_are_reported() {
+    let Some(data) = common::data_dir() else {
+        return;
+    };
+    let file = data.join("events-real-malformed.jsonl");
+    let tmp = TempDir::new("malformed-real");
+    let rej = tmp.path("rej");
+    let out = run(&["check", "--json", "--rejects", s(&rej), s(&file)], None);
+    assert_eq!(code(&out), 1);
+    let j = last_json(&out);
+    assert_eq!(
+        (int(&j, "lines"), int(&j, "unparseable"), int(&j, "events")),
+        (2, 2, 0)
+    );
+    let got = rejects(&rej, s(&file));
+    assert!(
+        got[&1].starts_with("unparseable: bad event: invalid event ID"),
+        "{}",
+        got[&1]
+    );
+    assert!(
+        got[&2].starts_with("unparseable: bad event: Invalid character"),
+        "{}",
+        got[&2]
+    );
+}
+
+/// What a constructed line must give.
+enum Want<'a> {
+    Blank,
+    Valid,
+    Duplicate,
+    InvalidId,
+    InvalidSig,
+    Rejected(&'a str),
+}
+
+/// Lines `1..` of the corpus (all valid there) as JSON values, to mutate.
+fn corpus_events(data: &Path, n: usize) -> (Vec<String>, Vec<Value>) {
+    let text = std::fs::read_to_string(data.join("events-real.jsonl")).expect("read corpus");
+    let lines: Vec<String> = text.lines().take(n).map(str::to_owned).collect();
+    let values = lines
+        .iter()
+        .map(|l| serde_json::from_str(l).expect("JSON"))
+        .collect();
+    (lines, values)
+}
+
+fn with(v: &Value, key: &str, new: Value) -> Vec<u8> {
+    let mut v = v.clone();
+    v[key] = new;
+    serde_json::to_vec(&v).expect("serialize")
+}
+
+#[test]
+fn malformed_lines_are_reported_per_line() {
+    let Some(data) = common::data_dir() else {
+        return;
+    };
+    let (lines, ev) = corpus_events(&data, 20);
+    let hex = |v: &Value, k: &str| v[k].as_str().expect("hex").to_string();
+    let mut flipped_sig = hex(&ev[3], "sig");
+    let last = if flipped_sig.ends_with('0') { "1" } else { "0" };
+    flipped_sig.replace_range(127.., last);
+    let mut bad_utf8 = lines[5].as_bytes().to_vec();
+    let at = lines[5].find("\"content\":\"").expect("content") + 11;
+    bad_utf8.insert(at, 0xff);
+    let utf8_reason: &str = &format!("unparseable: invalid UTF-8 at byte {at}");
+    let mut cases: Vec<(Vec<u8>, Want)> = vec![
+        (lines[0].clone().into_bytes(), Want::Valid),
+        (Vec::new(), Want::Blank),
+        (b"   \t ".to_vec(), Want::Blank),
+        (
+            format!("[\"EVENT\",\"sub1\",{}]", lines[1]).into_bytes(),
+            Want::Valid,
+        ),
+        (
+            format!("[\"EVENT\", {} ]", lines[2]).into_bytes(),
+            Want::Valid,
+        ),
+        (
+            with(&ev[3], "sig", Value::String(flipped_sig)),
+            Want::InvalidSig,
+        ),
+        (
+            with(
+                &ev[4],
+                "content",
+                Value::String("edited after signing".into()),
+            ),
+            Want::InvalidId,
+        ),
+        (
+            lines[4].as_bytes()[..lines[4].len() / 2].to_vec(),
+            Want::Rejected("unparseable: bad event: EOF while parsing"),
+        ),
+        (
+            format!("[\"EVENT\",\"s\",{}", &lines[6][..300]).into_bytes(),
+            Want::Rejected("unparseable: not JSON: EOF while parsing"),
+        ),
+        (bad_utf8, Want::Rejected(utf8_reason)),
+        (
+            with(&ev[7], "id", Value::String(hex(&ev[7], "id")[..63].into())),
+            Want::Rejected("unparseable: bad event: invalid event ID"),
+        ),
+        (
+            with(
+                &ev[7],
+                "pubkey",
+                Value::String(format!("{}00", hex(&ev[7], "pubkey"))),
+            ),
+            Want::Rejected("pubkey must be 64 lowercase hex characters, got 66"),
+        ),
+        (
+            with(
+                &ev[7],
+                "sig",
+                Value::String(hex(&ev[7], "sig")[..126].into()),
+            ),
+            Want::Rejected("unparseable: bad event: Invalid input length"),
+        ),
+        (
+            with(
+                &ev[7],
+                "pubkey",
+                Value::String(hex(&ev[7], "pubkey").to_uppercase()),
+            ),
+            Want::Rejected("pubkey must be 64 lowercase hex characters"),
+        ),
+        (
+            with(&ev[7], "kind", Value::String("1".into())),
+            Want::Rejected("invalid type: string \"1\", expected u16"),
+        ),
+        (
+            with(&ev[7], "kind", serde_json::json!(70000)),
+            Want::Rejected("expected u16"),
+        ),
+        (
+            with(&ev[7], "created_at", Value::String("1".into())),
+            Want::Rejected("invalid type: string \"1\", expected u64"),
+        ),
+        (
+            with(&ev[7], "tags", serde_json::json!({})),
+            Want::Rejected("invalid type: map, expected a sequence"),
+        ),
+        (
+            with(&ev[7], "tags", serde_json::json!([[1]])),
+            Want::Rejected("invalid type: integer `1`, expected a string"),
+        ),
+        (
+            with(&ev[7], "content", serde_json::json!(7)),
+            Want::Rejected("unparseable: bad event: invalid type: integer"),
+        ),
+        (
+            lines[7].replacen("\"sig\":", "\"sag\":", 1).into_bytes(),
+            Want::Rejected("missing field `sig`"),
+        ),
+        (
+            b"[\"NOTICE\",\"hello\"]".to_vec(),
+            Want::Rejected("unparseable: not an event: array starting with \"NOTICE\""),
+        ),
+        (
+            format!("[\"EVENT\",7,{}]", lines[8]).into_bytes(),
+            Want::Rejected("subscription id is not a string"),
+        ),
+        (
+            format!("[\"EVENT\",\"a\",\"b\",{}]", lines[8]).into_bytes(),
+            Want::Rejected("EVENT message with 4 elements"),
+        ),
+        (
+            b"hello".to_vec(),
+            Want::Rejected("unparseable: not JSON: expected value"),
+        ),
+        (
+            b"42".to_vec(),
+            Want::Rejected("unparseable: not an event: expected an object"),
+        ),
+        (
+            b"{}".to_vec(),
+            Want::Rejected("unparseable: bad event: missing field"),
+        ),
+        // A forged copy (content edited) listed before the genuine event does not hide it.
+        (
+            with(&ev[9], "content", Value::String("forged".into())),
+            Want::InvalidId,
+        ),
+        (lines[9].clone().into_bytes(), Want::Valid),
+        (format!("{}\r", lines[10]).into_bytes(), Want::Valid),
+        (lines[0].clone().into_bytes(), Want::Duplicate),
+        (
+            format!("[\"EVENT\",\"other\",{}]", lines[1]).into_bytes(),
+            Want::Duplicate,
+        ),
+    ];
+    // The cap sits just above every other line; a longer real event must be reported.
+    let cap = cases.iter().map(|(l, _)| l.len()).max().unwrap_or(0) + 1;
+    let corpus = std::fs::read_to_string(data.join("events-real.jsonl")).expect("read corpus");
+    let long_line = corpus
+        .lines()
+        .find(|l| l.len() > cap)
+        .expect("a long event")
+        .to_string();
+    let too_long: &str = &format!(
+        "unparseable: line too long ({} bytes, limit {cap})",
+        long_line.len()
+    );
+    cases.push((long_line.into_bytes(), Want::Rejected(too_long)));
+    cases.push((lines[11].clone().into_bytes(), Want::Valid)); // last line, no newline
+
+    let tmp = TempDir::new("malformed");
+    let file = tmp.path("input.jsonl");
+    let mut bytes = Vec::new();
+    for (i, (line, _)) in cases.iter().enumerate() {
+        bytes.extend_from_slice(line);
+        if i + 1 < cases.len() {
+            bytes.push(b'\n');
+        }
+    }
+    std::fs::write(&file, &bytes).expect("write input");
+    let rej = tmp.path("rej");
+    let val = tmp.path("val");
+    let out = run(
+        &[
+            "check",
+            "--json",
+            "--max-line-bytes",
+            &cap.to_string(),
+            "--rejects",
+            s(&rej),
+            "--valid",
+            s(&val),
+            s(&file),
+        ],
+        None,
+    );
+    assert_eq!(code(&out), 1);
+    let j = last_json(&out);
+    let got = rejects(&rej, s(&file));
+    for (i, (_, want)) in cases.iter().enumerate() {
+        let no = i as u64 + 1;
+        let reason = got.get(&no);
+        match want {
+            Want::Blank | Want::Valid | Want::Duplicate => {
+                assert!(reason.is_none(), "line {no}: {reason:?}")
+            }
+            Want::InvalidId => assert!(
+                reason.is_some_and(|r| r.starts_with("invalid id (claimed id ")),
+                "line {no}: {reason:?}"
+            ),
+            Want::InvalidSig => assert!(
+                reason.is_some_and(|r| r.starts_with("invalid signature (id ")),
+                "line {no}: {reason:?}"
+            ),
+            Want::Rejected(text) => assert!(
+                reason.is_some_and(|r| r.contains(text)),
+                "line {no}: want {text:?}, got {reason:?}"
+            ),
+        }
+    }
+    let count = |f: fn(&Want) -> bool| cases.iter().filter(|(_, w)| f(w)).count() as u64;
+    assert_eq!(int(&j, "lines"), cases.len() as u64);
+    assert_eq!(int(&j, "blank"), count(|w| matches!(w, Want::Blank)));
+    assert_eq!(int(&j, "valid"), count(|w| matches!(w, Want::Valid)));
+    assert_eq!(
+        int(&j, "duplicates"),
+        count(|w| matches!(w, Want::Duplicate))
+    );
+    assert_eq!(
+        int(&j, "invalid_id"),
+        count(|w| matches!(w, Want::InvalidId))
+    );
+    assert_eq!(
+        int(&j, "invalid_sig"),
+        count(|w| matches!(w, Want::InvalidSig))
+    );
+    assert_eq!(
+        int(&j, "unparseable"),
+        count(|w| matches!(w, Want::Rejected(_)))
+    );
+    assert_eq!(
+        int(&j, "events"),
+        count(|w| matches!(
+            w,
+            Want::Valid | Want::Duplicate | Want::InvalidId | Want::InvalidSig
+        ))
+    );
+
+    let want_valid: Vec<String> = [0, 1, 2, 9, 10, 11]
+        .iter()
+        .map(|&i| hex(&ev[i], "id"))
+        .collect();
+    assert_eq!(valid_ids(&val), want_valid);
+}
+
+#[test]
+fn default_line_cap_is_16_mib() {
+    let Some(data) = common::data_dir() else {
+        return;
+    };
+    let (lines, _) = corpus_events(&data, 2);
+    let tmp = TempDir::new("huge");
+    let file = tmp.path("huge.jsonl");
+    let huge = 16 * 1024 * 1024 + 1;
+    let mut bytes = Vec::with_capacity(huge + 4096);
+    bytes.extend_from_slice(lines[0].as_bytes());
+    bytes.push(b'\n');
+    bytes.push(b'{');
+    bytes.resize(bytes.len() + huge - 1, b'a');
+    bytes.push(b'\n');
+    bytes.extend_from_slice(lines[1].as_bytes());
+    bytes.push(b'\n');
+    std::fs::write(&file, &bytes).expect("write");
+    let rej = tmp.path("rej");
+    let out = run(&["check", "--json", "--rejects", s(&rej), s(&file)], None);
+    assert_eq!(code(&out), 1);
+    let j = last_json(&out);
+    assert_eq!(
+        (int(&j, "lines"), int(&j, "valid"), int(&j, "unparseable")),
+        (3, 2, 1)
+    );
+    let got = rejects(&rej, s(&file));
+    assert_eq!(
+        got[&2],
+        format!("unparseable: line too long ({huge} bytes, limit 16777216)")
+    );
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    enc.write_all(bytes).expect("compress");
+    enc.finish().expect("compress")
+}
+
+/// The summary without timing keys.
+fn counts(j: &Value) -> Value {
+    let mut j = j.clone();
+    let map = j.as_object_mut().expect("object");
+    map.remove("seconds");
+    map.remove("events_per_second");
+    j
+}
+
+#[test]
+fn gzip_and_stdin_give_the_same_counts() {
+    let Some(data) = common::data_dir() else {
+        return;
+    };
+    let corpus = data.join("events-real.jsonl");
+    let plain = std::fs::read(&corpus).expect("read corpus");
+    let gz = gzip(&plain);
+    let tmp = TempDir::new("gzip");
+    let gz_file = tmp.path("events.jsonl.gz");
+    std::fs::write(&gz_file, &gz).expect("write gz");
+
+    let reference = run(&["check", "--json", s(&corpus)], None);
+    assert_eq!(code(&reference), 1);
+    let want = counts(&last_json(&reference));
+    assert_eq!(int(&want, "valid"), 5877);
+    let runs: [(&[&str], Option<&[u8]>); 4] = [
+        (&["check", "--json", s(&gz_file)], None),
+        (&["check", "--json"], Some(&plain)),
+        (&["check", "--json", "-"], Some(&plain)),
+        (&["check", "--json"], Some(&gz)),
+    ];
+    for (args, stdin) in runs {
+        let out = run(args, stdin);
+        assert_eq!(code(&out), 1, "{args:?}");
+        assert_eq!(counts(&last_json(&out)), want, "{args:?}");
+    }
+
+    // Two files: counts add up, and an event repeated in the second file is a duplicate.
+    let out = run(&["check", "--json", s(&corpus), s(&gz_file)], None);
+    let j = last_json(&out);
+    assert_eq!(
+        (int(&j, "lines"), int(&j, "valid"), int(&j, "duplicates")),
+        (2 * 5882, 5877, 5877)
+    );
+    assert_eq!(int(&j, "invalid_id"), 10);
+
+    // A truncated gzip stream is an I/O error (exit 2), after the lines before it were counted.
+    let cut = tmp.path("cut.jsonl.gz");
+    std::fs::write(&cut, &gz[..gz.len() / 2]).expect("write");
+    let out = run(&["check", "--json", s(&cut)], None);
+    assert_eq!(code(&out), 2);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("read error after line"), "{stderr}");
+    let j = last_json(&out);
+    assert!(int(&j, "lines") > 1000 && int(&j, "lines") < 5882, "{j}");
+}
+
+#[test]
+fn exit_status_and_text_summary() {
+    let Some(data) = common::data_dir() else {
+        return;
+    };
+    let (lines, _) = corpus_events(&data, 50);
+    let clean = lines.join("\n") + "\n\n";
+    let out = run(&["check"], Some(clean.as_bytes()));
+    assert_eq!(code(&out), 0, "all valid: exit status 0");
+    let text = String::from_utf8_lossy(&out.stdout);
+    for want in [
+        "lines              51",
+        "  blank            1",
+        "events             50",
+        "  valid            50",
+        "  invalid id       0",
+        "unparseable lines  0",
+        "events per second",
+    ] {
+        assert!(text.contains(want), "missing {want:?} in\n{text}");
+    }
+    // No progress bar when standard error is not a terminal, unless asked for.
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = run(
+        &["check", "--progress", "--threads=1"],
+        Some(clean.as_bytes()),
+    );
+    assert_eq!(code(&out), 0);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with('\r') && stderr.contains("lines") && stderr.contains("events/s"),
+        "{stderr:?}"
+    );
+    let file = data.join("events-real.jsonl");
+    let out = run(&["check", "--progress", s(&file)], None);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("%"),
+        "file size known: a percentage"
+    );
+
+    // Only blank lines: nothing rejected.
+    assert_eq!(code(&run(&["check"], Some(b"\n \n"))), 0);
+    assert_eq!(code(&run(&["check"], Some(b""))), 0);
+}
+
+#[test]
+fn usage_and_io_errors_exit_2() {
+    let tmp = TempDir::new("usage");
+    let missing = tmp.path("missing.jsonl");
+    let nodb = tmp.path("nodb");
+    let cases: [&[&str]; 12] = [
+        &[],
+        &["frobnicate"],
+        &["check", "--bogus"],
+        &["check", "--threads", "0"],
+        &["check", "--threads"],
+        &["check", "--json=yes"],
+        &["check", "--db", "x"],
+        &["check", s(&missing)],
+        &["check", s(&tmp.0)],
+        &["ingest", "-"],
+        &["count"],
+        &["count", "--db", s(&nodb)],
+    ];
+    for args in cases {
+        let out = run(args, Some(b""));
+        assert_eq!(code(&out), 2, "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).starts_with("nostr-verify: "),
+            "{args:?}"
+        );
+    }
+    let out = run(
+        &["check", "--rejects", s(&tmp.path("no/such/dir/rej"))],
+        Some(b""),
+    );
+    assert_eq!(code(&out), 2);
+    // A write error in the middle of the run (6 MB of --valid output to a full disk) stops it
+    // with status 2 instead of hanging the pipeline.
+    if let Some(data) = common::data_dir() {
+        if Path::new("/dev/full").exists() {
+            let corpus = data.join("events-real.jsonl");
+            let out = run(&["check", "--valid", "/dev/full", s(&corpus)], None);
+            assert_eq!(code(&out), 2);
+            assert!(String::from_utf8_lossy(&out.stderr).contains("cannot write output"));
+        }
+    }
+    let out = run(&["--help"], None);
+    assert_eq!(code(&out), 0);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("nostr-verify check"));
+}
+
+fn db_counts(j: &Value) -> (u64, u64, u64) {
+    let db = &j["db"];
+    (int(db, "saved"), int(db, "rejected"), int(db, "errors"))
+}
+
+#[test]
+fn ingest_then_count_round_trips() {
+    let Some(data) = common::data_dir() else {
+        return;
+    };
+    let corpus = data.join("events-real.jsonl");
+    let rows = read_index(&data.join("events-real.index.tsv"));
+    let text = std::fs::read_to_string(&corpus).expect("read corpus");
+    let tmp = TempDir::new("ingest");
+
+    // Kinds 1 and 7 only: nothing replaces or deletes anything, so every valid event is stored
+    // unless it has expired (NIP-40).
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_secs();
+    let mut subset = String::new();
+    let mut per_kind: BTreeMap<u16, u64> = BTreeMap::new();
+    let (mut expired, mut invalid) = (0, 0);
+    for (line, row) in text.lines().zip(&rows) {
+        if row.kind != 1 && row.kind != 7 {
+            continue;
+        }
+        subset.push_str(line);
+        subset.push('\n');
+        if !(row.id_ok && row.sig_ok) {
+            invalid += 1;
+            continue;
+        }
+        let v: Value = serde_json::from_str(line).expect("JSON");
+        let expiry = v["tags"].as_array().expect("tags").iter().find_map(|t| {
+            (t[0] == "expiration")
+                .then(|| t[1].as_str().and_then(|x| x.parse::<u64>().ok()))
+                .flatten()
+        });
+        if expiry.is_some_and(|t| t < now) {
+            expired += 1;
+        } else {
+            *per_kind.entry(row.kind).or_default() += 1;
+        }
+    }
+    let stored: u64 = per_kind.values().sum();
+    assert!(stored > 2500 && invalid > 0);
+    let db = tmp.path("small-db");
+    let out = run(
+        &["ingest", "--json", "--db", s(&db)],
+        Some(subset.as_bytes()),
+    );
+    assert_eq!(code(&out), 1, "the subset holds invalid events");
+    let j = last_json(&out);
+    assert_eq!(int(&j, "invalid_id"), invalid);
+    assert_eq!(db_counts(&j), (stored, expired, 0));
+    assert_eq!(int(&j["db"], "expired"), expired);
+    let out = run(&["count", "--json", "--db", s(&db)], None);
+    assert_eq!(code(&out), 0);
+    let c = last_json(&out);
+    assert_eq!(int(&c, "events"), stored);
+    let kinds: BTreeMap<u16, u64> = c["kinds"]
+        .as_object()
+        .expect("kinds")
+        .iter()
+        .map(|(k, n)| (k.parse().expect("kind"), n.as_u64().expect("count")))
+        .collect();
+    assert_eq!(kinds, per_kind);
+
+    // The whole corpus: the database's own rules (deletions, replacements, ephemeral) apply.
+    let db = tmp.path("db");
+    let out = run(&["ingest", "--json", "--db", s(&db), s(&corpus)], None);
+    assert_eq!(code(&out), 1);
+    let first = last_json(&out);
+    let (saved, rejected, errors) = db_counts(&first);
+    assert_eq!((saved + rejected, errors), (int(&first, "valid"), 0));
+    assert!(int(&first["db"], "replaced") > 0 && int(&first["db"], "deleted") > 0);
+    assert_eq!(
+        int(&first["db"], "ephemeral"),
+        rows.iter()
+            .filter(|r| (20000..30000).contains(&r.kind))
+            .count() as u64
+    );
+    let out = run(&["count", "--json", "--db", s(&db)], None);
+    let c = last_json(&out);
+    let total = int(&c, "events");
+    let sum: u64 = c["kinds"]
+        .as_object()
+        .expect("kinds")
+        .values()
+        .map(|n| n.as_u64().expect("n"))
+        .sum();
+    assert_eq!(sum, total, "per-kind counts add up to the total");
+    assert!(total <= saved && total > 5000, "{total} of {saved}");
+    let text_out = run(&["count", "--db", s(&db)], None);
+    assert!(String::from_utf8_lossy(&text_out.stdout).starts_with(&format!("events  {total}\n")));
+
+    // Second run: nothing new is saved, nothing changes.
+    let out = run(&["ingest", "--json", "--db", s(&db), s(&corpus)], None);
+    assert_eq!(code(&out), 1);
+    let second = last_json(&out);
+    assert_eq!(db_counts(&second), (0, int(&first, "valid"), 0));
+    assert_eq!(int(&second["db"], "already_stored"), total);
+    let again = last_json(&run(&["count", "--json", "--db", s(&db)], None));
+    assert_eq!(again, c);
+}
