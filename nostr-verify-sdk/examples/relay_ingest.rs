@@ -241,12 +241,13 @@ async fn main() {
         );
         assert_eq!(ids_s, ids_o, "stock and ours fetched different sets");
         println!(
-            "round {round}: stock {:.1} us/event, ours {:.1} us/event (signatures checked {}, cache hits {}, deferred {})",
+            "round {round}: stock {:.1} us/event, ours {:.1} us/event (signatures checked {}, cache hits {}, deferred {}, batches {})",
             cs as f64 / n,
             co as f64 / n,
             st.signatures_checked,
             st.cache_hits,
-            st.deferred
+            st.deferred,
+            st.batches
         );
         stock.push(cs as f64 / n);
         ours.push(co as f64 / n);

@@ -114,7 +114,7 @@ pub enum DropReason {
 pub struct TapOptions {
     /// Subscription-id prefix the tap owns (default [`DEFAULT_PREFIX`]).
     pub prefix: String,
-    /// Flush after this many buffered events (default 512).
+    /// Flush after this many buffered events (default 1024).
     pub batch_size: usize,
     /// Capacity of the verified-id LRU, keyed by the full 32-byte id (default 100 000).
     pub cache_capacity: usize,
@@ -129,7 +129,7 @@ impl Default for TapOptions {
     fn default() -> Self {
         Self {
             prefix: DEFAULT_PREFIX.to_owned(),
-            batch_size: 512,
+            batch_size: 1024,
             cache_capacity: 100_000,
             limits: RelayLimits::default(),
             check_passthrough_ids: true,
