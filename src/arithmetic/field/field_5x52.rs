@@ -172,17 +172,11 @@ impl FieldElement5x52 {
         ])
     }
 
-    /// One carry pass that folds bits ≥ 256 back with 2^256 ≡ R256.
-    ///
-    /// For magnitude ≤ 32 the input limbs are < 2^58 (top < 2^54), so the fold adds
-    /// < 2^6·2^33 to limb 0 and every carry is < 2^7. Output: limbs 0..4 < 2^52 and
-    /// top limb ≤ 2^48 + 2^7, i.e. magnitude 1, value < 2^256 + 2^215.
+    /// Adds `k·R256` to limb 0 and propagates carries up to the top limb (which keeps
+    /// its excess). Callers bound k and the limbs so nothing overflows.
     #[inline(always)]
-    fn carry_pass(&self) -> [u64; 5] {
-        let [mut t0, mut t1, mut t2, mut t3, mut t4] = self.0;
-        let x = t4 >> 48;
-        t4 &= M48;
-        t0 += x * R256;
+    fn fold_and_carry([mut t0, mut t1, mut t2, mut t3, mut t4]: [u64; 5], k: u64) -> [u64; 5] {
+        t0 += k * R256;
         t1 += t0 >> 52;
         t0 &= M52;
         t2 += t1 >> 52;
@@ -194,6 +188,19 @@ impl FieldElement5x52 {
         [t0, t1, t2, t3, t4]
     }
 
+    /// One carry pass that folds bits ≥ 256 back with 2^256 ≡ R256.
+    ///
+    /// For magnitude ≤ 32 the input limbs are < 2^58 (top < 2^54), so the fold adds
+    /// < 2^6·2^33 to limb 0 and every carry is < 2^7. Output: limbs 0..4 < 2^52 and
+    /// top limb ≤ 2^48 + 2^7, i.e. magnitude 1, value < 2^256 + 2^215.
+    #[inline(always)]
+    fn carry_pass(&self) -> [u64; 5] {
+        let mut t = self.0;
+        let x = t[4] >> 48;
+        t[4] &= M48;
+        Self::fold_and_carry(t, x)
+    }
+
     /// Same value, magnitude 1 (input magnitude ≤ 32). Not normalized.
     #[inline(always)]
     pub fn normalize_weak(&self) -> Self {
@@ -202,24 +209,16 @@ impl FieldElement5x52 {
 
     /// The canonical representation (input magnitude ≤ 32).
     ///
-    /// After one carry pass (`carry_pass`) the value V is < 2^256 + 2^215 < 2p, so at most one
-    /// subtraction of p is needed: exactly when bit 256 is set (top limb ≥ 2^48) or
-    /// V lies in [p, 2^256). Subtracting p is adding R256 and clearing bit 256.
+    /// After one carry pass (`carry_pass`) the value V is < 2^256 + 2^215 < 2p, so at
+    /// most one subtraction of p is needed: exactly when bit 256 is set (top limb ≥ 2^48)
+    /// or V lies in [p, 2^256). Subtracting p is adding R256 and clearing bit 256.
     #[inline]
     pub fn normalize(&self) -> Self {
-        let [mut t0, mut t1, mut t2, mut t3, mut t4] = self.carry_pass();
-        let over = (t4 >> 48) != 0 || Self::limbs_overflow(&[t0, t1, t2, t3, t4]);
-        t0 += (over as u64) * R256;
-        t1 += t0 >> 52;
-        t0 &= M52;
-        t2 += t1 >> 52;
-        t1 &= M52;
-        t3 += t2 >> 52;
-        t2 &= M52;
-        t4 += t3 >> 52;
-        t3 &= M52;
-        t4 &= M48;
-        Self([t0, t1, t2, t3, t4])
+        let t = self.carry_pass();
+        let over = (t[4] >> 48) != 0 || Self::limbs_overflow(&t);
+        let mut t = Self::fold_and_carry(t, over as u64);
+        t[4] &= M48;
+        Self(t)
     }
 
     /// Whether the value is 0 mod p (input magnitude ≤ 32).

@@ -9,17 +9,15 @@ use super::field8::{
 use core::arch::x86_64::__mmask8;
 
 /// Vectors in flight: two independent chains hide the IFMA latency (0.81 → 0.59 µs per root
-/// in `PERFORMANCE.md` §2).
+/// in `PERFORMANCE.md` §2). A tail of at most 8 elements runs as a single vector.
 pub(crate) const K: usize = 2;
-/// Elements per block.
-pub(crate) const BLOCK: usize = 8 * K;
 /// Padding for the tail lanes of the last block: a valid (normalized) x whose result is
 /// discarded.
 const PAD_X: [u64; 5] = [1, 0, 0, 0, 0];
 
 #[inline]
 #[target_feature(enable = "avx512f,avx512ifma,avx512vl")]
-fn sqr_k(a: &[Fe8; K], n: usize) -> [Fe8; K] {
+fn sqr_k<const K: usize>(a: &[Fe8; K], n: usize) -> [Fe8; K] {
     let mut r = *a;
     for _ in 0..n {
         for v in r.iter_mut() {
@@ -31,7 +29,7 @@ fn sqr_k(a: &[Fe8; K], n: usize) -> [Fe8; K] {
 
 #[inline]
 #[target_feature(enable = "avx512f,avx512ifma,avx512vl")]
-fn mul_k(a: &[Fe8; K], b: &[Fe8; K]) -> [Fe8; K] {
+fn mul_k<const K: usize>(a: &[Fe8; K], b: &[Fe8; K]) -> [Fe8; K] {
     let mut r = *a;
     for (v, w) in r.iter_mut().zip(b) {
         *v = mul(v, w);
@@ -51,7 +49,7 @@ fn mul_k(a: &[Fe8; K], b: &[Fe8; K]) -> [Fe8; K] {
 #[rustfmt::skip]
 #[inline]
 #[target_feature(enable = "avx512f,avx512ifma,avx512vl")]
-pub(crate) fn sqrt_candidate(a: &[Fe8; K]) -> [Fe8; K] {
+pub(crate) fn sqrt_candidate<const K: usize>(a: &[Fe8; K]) -> [Fe8; K] {
     let x2   = mul_k(&sqr_k(a, 1), a);            //   1 S, 1 M
     let x3   = mul_k(&sqr_k(&x2, 1), a);          //   1 S, 1 M
     let x6   = mul_k(&sqr_k(&x3, 3), &x3);        //   3 S, 1 M
@@ -75,7 +73,7 @@ pub(crate) fn sqrt_candidate(a: &[Fe8; K]) -> [Fe8; K] {
 /// Inputs IFMA-ready (normalized x in practice); outputs normalized.
 #[inline]
 #[target_feature(enable = "avx512f,avx512ifma,avx512vl")]
-pub(crate) fn lift_block(xs: &[Fe8; K]) -> ([Fe8; K], [__mmask8; K]) {
+pub(crate) fn lift_block<const K: usize>(xs: &[Fe8; K]) -> ([Fe8; K], [__mmask8; K]) {
     let seven = Fe8::splat(&[7, 0, 0, 0, 0]);
     let mut c = *xs;
     for (ci, x) in c.iter_mut().zip(xs) {
@@ -95,8 +93,8 @@ pub(crate) fn lift_block(xs: &[Fe8; K]) -> ([Fe8; K], [__mmask8; K]) {
 }
 
 /// lift_x for `n` x-coordinates read through `get` (any limbs < 2^62; they are normalized
-/// here), results written through `put(i, Some(even y))` or `put(i, None)`. Blocks of 16,
-/// the tail padded with a valid x.
+/// here), results written through `put(i, Some(even y))` or `put(i, None)`. Blocks of 16
+/// (K vectors), a tail of at most 8 as one vector, padded with a valid x.
 #[target_feature(enable = "avx512f,avx512ifma,avx512vl")]
 pub(crate) fn lift_x_many(
     n: usize,
@@ -104,28 +102,43 @@ pub(crate) fn lift_x_many(
     mut put: impl FnMut(usize, Option<[u64; 5]>),
 ) {
     let mut start = 0;
-    while start < n {
-        let mut xs = [Fe8::splat(&PAD_X); K];
-        for (k, x) in xs.iter_mut().enumerate() {
-            let mut lanes = [PAD_X; 8];
-            for (lane, l) in lanes.iter_mut().enumerate() {
-                let i = start + 8 * k + lane;
-                if i < n {
-                    *l = get(i);
-                }
+    while start + 8 < n {
+        lift_chunk::<K>(start, n, &get, &mut put);
+        start += 8 * K;
+    }
+    if start < n {
+        lift_chunk::<1>(start, n, &get, &mut put);
+    }
+}
+
+/// Lifts elements `start .. min(start + 8·KK, n)` as KK vectors.
+#[inline]
+#[target_feature(enable = "avx512f,avx512ifma,avx512vl")]
+fn lift_chunk<const KK: usize>(
+    start: usize,
+    n: usize,
+    get: &impl Fn(usize) -> [u64; 5],
+    put: &mut impl FnMut(usize, Option<[u64; 5]>),
+) {
+    let mut xs = [Fe8::splat(&PAD_X); KK];
+    for (k, x) in xs.iter_mut().enumerate() {
+        let mut lanes = [PAD_X; 8];
+        for (lane, l) in lanes.iter_mut().enumerate() {
+            let i = start + 8 * k + lane;
+            if i < n {
+                *l = get(i);
             }
-            *x = normalize(&Fe8::from_lanes(&lanes));
         }
-        let (ys, ok) = lift_block(&xs);
-        for k in 0..K {
-            let lanes = ys[k].to_lanes();
-            for (lane, y) in lanes.iter().enumerate() {
-                let i = start + 8 * k + lane;
-                if i < n {
-                    put(i, ((ok[k] >> lane) & 1 == 1).then_some(*y));
-                }
+        *x = normalize(&Fe8::from_lanes(&lanes));
+    }
+    let (ys, ok) = lift_block(&xs);
+    for k in 0..KK {
+        let lanes = ys[k].to_lanes();
+        for (lane, y) in lanes.iter().enumerate() {
+            let i = start + 8 * k + lane;
+            if i < n {
+                put(i, ((ok[k] >> lane) & 1 == 1).then_some(*y));
             }
         }
-        start += BLOCK;
     }
 }
