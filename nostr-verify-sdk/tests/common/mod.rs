@@ -1,0 +1,119 @@
+//! Shared helpers: local relays on 127.0.0.1, signed and forged events, tapped clients.
+#![allow(dead_code, unreachable_pub)]
+
+use std::future::Future;
+use std::time::Duration;
+
+use nostr_relay_builder::prelude::{LocalRelay, RateLimit, RelayBuilder};
+use nostr_sdk::prelude::*;
+use nostr_verify_sdk::{
+    BatchVerifyTransport, DefaultWebsocketTransport, TapOptions, VerifiedClient,
+};
+
+/// Count multiplier from `SECP_DIFF_SCALE` (default 1).
+pub fn scale() -> usize {
+    std::env::var("SECP_DIFF_SCALE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .filter(|&s: &usize| s > 0)
+        .unwrap_or(1)
+}
+
+/// Generous bound for anything that should finish quickly.
+pub const BOUND: Duration = Duration::from_secs(60);
+
+/// Awaits `f` or panics after [`BOUND`].
+pub async fn bounded<F: Future>(what: &str, f: F) -> F::Output {
+    match tokio::time::timeout(BOUND, f).await {
+        Ok(v) => v,
+        Err(_) => panic!("{what}: not done within {BOUND:?}"),
+    }
+}
+
+/// `n` text notes from `authors` keys, distinct timestamps.
+pub fn signed_events(n: usize, authors: usize, base: u64) -> Vec<Event> {
+    let keys: Vec<Keys> = (0..authors.max(1)).map(|_| Keys::generate()).collect();
+    (0..n)
+        .map(|i| {
+            EventBuilder::new(Kind::TextNote, format!("note {i} of {base}"))
+                .custom_created_at(Timestamp::from(base + i as u64))
+                .sign_with_keys(&keys[i % keys.len()])
+                .expect("sign")
+        })
+        .collect()
+}
+
+/// Signed, then content changed: the id no longer matches.
+pub fn bad_id(mut ev: Event) -> Event {
+    ev.content.push_str(" (edited)");
+    ev
+}
+
+/// Signature of another event: id right, signature wrong.
+pub fn bad_sig(mut ev: Event, other: &Event) -> Event {
+    ev.sig = other.sig;
+    ev
+}
+
+/// A relay database holding `events` as given (no verification, so forged events can be seeded).
+pub async fn seeded_db(events: &[Event]) -> MemoryDatabase {
+    let db = MemoryDatabase::with_opts(MemoryDatabaseOptions {
+        events: true,
+        max_events: None,
+    });
+    for e in events {
+        db.save_event(e).await.expect("seed");
+    }
+    db
+}
+
+/// A local relay on 127.0.0.1 serving `db` (port 0: any free port).
+pub async fn start_relay(db: MemoryDatabase, max: usize, port: u16) -> LocalRelay {
+    let mut builder = RelayBuilder::default()
+        .database(db)
+        .max_filter_limit(max + 100)
+        .default_filter_limit(max + 100)
+        .rate_limit(RateLimit {
+            max_reqs: 500,
+            notes_per_minute: 1_000_000,
+        });
+    if port != 0 {
+        builder = builder.port(port);
+    }
+    let relay = LocalRelay::new(builder);
+    relay.run().await.expect("relay runs");
+    relay
+}
+
+/// A tapped client connected to `urls` (every connection must succeed).
+pub async fn tapped_client(
+    urls: &[RelayUrl],
+    opts: TapOptions,
+) -> (BatchVerifyTransport, VerifiedClient) {
+    let tap = BatchVerifyTransport::with_options(DefaultWebsocketTransport, opts);
+    let client = Client::builder().websocket_transport(tap.clone()).build();
+    let client = VerifiedClient::new(client, &tap);
+    connect(&client, urls).await;
+    (tap, client)
+}
+
+/// Adds and connects `urls`; asserts all connected.
+pub async fn connect(client: &Client, urls: &[RelayUrl]) {
+    for u in urls {
+        client.add_relay(u.clone()).await.expect("add relay");
+    }
+    let out = client.try_connect(Duration::from_secs(10)).await;
+    assert_eq!(out.success.len(), urls.len(), "connected: {out:?}");
+}
+
+/// A text-note filter wide enough for every test event.
+pub fn all_notes() -> Filter {
+    Filter::new().kind(Kind::TextNote)
+}
+
+/// Ids of `events` as a sorted vector.
+pub fn ids<'a>(events: impl IntoIterator<Item = &'a Event>) -> Vec<EventId> {
+    let mut v: Vec<EventId> = events.into_iter().map(|e| e.id).collect();
+    v.sort();
+    v
+}

@@ -1,0 +1,265 @@
+//! The tap's stream logic on synthetic frames (no network): routing, ordering, every drop
+//! reason, the pass-through id guard, the verified-id cache, and verdicts against `Event::verify`.
+
+mod common;
+
+use async_wsocket::Message;
+use futures::StreamExt;
+use nostr_sdk::pool::transport::websocket::WebSocketStream;
+use nostr_sdk::prelude::*;
+use nostr_verify_sdk::{
+    BatchVerifyTransport, DefaultWebsocketTransport, DropReason, TapEvent, TapOptions,
+};
+use tokio::sync::mpsc;
+
+use common::{bad_id, bad_sig, scale, signed_events};
+
+fn ev_frame(sub: &str, ev: &Event) -> String {
+    RelayMessage::event(SubscriptionId::new(sub), ev.clone()).as_json()
+}
+
+fn eose_frame(sub: &str) -> String {
+    RelayMessage::eose(SubscriptionId::new(sub)).as_json()
+}
+
+fn url() -> RelayUrl {
+    RelayUrl::parse("ws://127.0.0.1:1").unwrap()
+}
+
+/// Runs `frames` through a tap stream; returns the forwarded texts and the delivered tap events.
+async fn run(
+    tap: &BatchVerifyTransport,
+    subs: &[&str],
+    frames: Vec<String>,
+) -> (Vec<String>, Vec<TapEvent>) {
+    let (tx, mut rx) = mpsc::channel(100_000);
+    for s in subs {
+        tap.register(SubscriptionId::new(*s), tx.clone());
+    }
+    drop(tx);
+    let inner: WebSocketStream = Box::pin(futures::stream::iter(
+        frames.into_iter().map(|f| Ok(Message::Text(f))),
+    ));
+    let stream = tap.wrap_stream(url(), inner);
+    let forwarded: Vec<String> = stream
+        .map(|m| match m {
+            Ok(Message::Text(t)) => t,
+            other => panic!("unexpected {other:?}"),
+        })
+        .collect()
+        .await;
+    for s in subs {
+        tap.unregister(&SubscriptionId::new(*s));
+    }
+    let mut got = Vec::new();
+    while let Some(e) = rx.recv().await {
+        got.push(e);
+    }
+    (forwarded, got)
+}
+
+fn event_ids(got: &[TapEvent]) -> Vec<EventId> {
+    got.iter()
+        .filter_map(|e| match e {
+            TapEvent::Event { event, .. } => Some(event.id),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn routes_orders_and_drops_forged_events() {
+    let evs = signed_events(8, 3, 1_000);
+    let tap = BatchVerifyTransport::default();
+    let notice = RelayMessage::notice("hi").as_json();
+    let sdk_event = ev_frame("0123456789abcdef0123456789abcdef", &evs[2]);
+    let frames = vec![
+        ev_frame("bv:a", &evs[0]),
+        ev_frame("bv:a", &evs[1]),
+        notice.clone(),
+        sdk_event.clone(),
+        ev_frame("bv:a", &bad_id(evs[3].clone())),
+        ev_frame("bv:a", &bad_sig(evs[4].clone(), &evs[5])),
+        eose_frame("bv:a"),
+        ev_frame("bv:a", &evs[6]),
+    ];
+    let (fwd, got) = run(&tap, &["bv:a"], frames).await;
+    // Everything not ours passes unchanged; our EOSE is forwarded to the SDK too.
+    assert_eq!(fwd, vec![notice, sdk_event, eose_frame("bv:a")]);
+    // Wire order: events before their EOSE, the later event after it, then the disconnect.
+    assert!(matches!(got[0], TapEvent::Event { ref event, .. } if event.id == evs[0].id));
+    assert!(matches!(got[1], TapEvent::Event { ref event, .. } if event.id == evs[1].id));
+    assert!(
+        matches!(got[2], TapEvent::Eose { ref subscription_id, .. } if subscription_id.as_str() == "bv:a")
+    );
+    assert!(matches!(got[3], TapEvent::Event { ref event, .. } if event.id == evs[6].id));
+    assert!(matches!(got[4], TapEvent::Disconnected { .. }));
+    assert_eq!(got.len(), 5);
+    let st = tap.stats();
+    assert_eq!(st.dropped(DropReason::InvalidId), 1);
+    assert_eq!(st.dropped(DropReason::InvalidSignature), 1);
+    assert_eq!(st.delivered, 3);
+}
+
+#[tokio::test]
+async fn every_drop_reason_is_counted() {
+    let keys = Keys::generate();
+    let ok = signed_events(2, 1, 2_000);
+    let big = EventBuilder::new(Kind::TextNote, "x".repeat(3_000))
+        .sign_with_keys(&keys)
+        .unwrap();
+    let many_tags = EventBuilder::new(Kind::TextNote, "tags")
+        .tags((0..4).map(|i| Tag::hashtag(format!("t{i}"))))
+        .sign_with_keys(&keys)
+        .unwrap();
+    let expired = EventBuilder::new(Kind::TextNote, "old")
+        .tag(Tag::expiration(Timestamp::from(1)))
+        .sign_with_keys(&keys)
+        .unwrap();
+    let huge_kind = EventBuilder::new(Kind::Custom(30_001), "y".repeat(600))
+        .sign_with_keys(&keys)
+        .unwrap();
+    let mut opts = TapOptions::default();
+    opts.limits.messages.max_size = Some(2_000);
+    opts.limits.events.max_num_tags = Some(3);
+    opts.limits.events = opts
+        .limits
+        .events
+        .clone()
+        .set_max_size_per_kind(Kind::Custom(30_001), Some(500));
+    let tap = BatchVerifyTransport::with_options(DefaultWebsocketTransport, opts);
+    let frames = vec![
+        ev_frame("bv:b", &ok[0]),
+        ev_frame("bv:b", &big),
+        ev_frame("bv:b", &many_tags),
+        ev_frame("bv:b", &expired),
+        ev_frame("bv:b", &huge_kind),
+        r#"["EVENT","bv:b",{"not":"an event"}]"#.to_owned(),
+        ev_frame("bv:unregistered", &ok[1]),
+        ev_frame("bv:b", &ok[1]),
+    ];
+    let (fwd, got) = run(&tap, &["bv:b"], frames).await;
+    assert!(fwd.is_empty(), "{fwd:?}");
+    assert_eq!(event_ids(&got), vec![ok[0].id, ok[1].id]);
+    let st = tap.stats();
+    for (r, n) in [
+        (DropReason::MessageTooLarge, 1),
+        (DropReason::TooManyTags, 1),
+        (DropReason::Expired, 1),
+        (DropReason::EventTooLarge, 1),
+        (DropReason::Unparsable, 1),
+        (DropReason::Unrouted, 1),
+        (DropReason::InvalidId, 0),
+        (DropReason::InvalidSignature, 0),
+    ] {
+        assert_eq!(st.dropped(r), n, "{r:?}");
+    }
+}
+
+#[tokio::test]
+async fn passthrough_id_guard() {
+    let evs = signed_events(3, 1, 3_000);
+    let sdk = "0123456789abcdef0123456789abcdef";
+    let forged = ev_frame(sdk, &bad_id(evs[0].clone()));
+    let bad_signature = ev_frame(sdk, &bad_sig(evs[1].clone(), &evs[2]));
+    let good = ev_frame(sdk, &evs[2]);
+    let frames = vec![forged.clone(), bad_signature.clone(), good.clone()];
+
+    let guarded = BatchVerifyTransport::default();
+    let (fwd, _) = run(&guarded, &[], frames.clone()).await;
+    // The guard only recomputes ids; signatures stay the SDK's job.
+    assert_eq!(fwd, vec![bad_signature.clone(), good.clone()]);
+    assert_eq!(guarded.stats().passthrough_invalid_id, 1);
+
+    let opts = TapOptions {
+        check_passthrough_ids: false,
+        ..TapOptions::default()
+    };
+    let open = BatchVerifyTransport::with_options(DefaultWebsocketTransport, opts);
+    let (fwd, _) = run(&open, &[], frames.clone()).await;
+    assert_eq!(fwd, frames);
+}
+
+#[tokio::test]
+async fn escaped_subscription_id_is_still_ours() {
+    let evs = signed_events(1, 1, 4_000);
+    let json = ev_frame("bv:e", &evs[0]).replacen("bv:e", "bv\\u003ae", 1);
+    let tap = BatchVerifyTransport::default();
+    let (fwd, got) = run(&tap, &["bv:e"], vec![json]).await;
+    assert!(fwd.is_empty());
+    assert_eq!(event_ids(&got), vec![evs[0].id]);
+}
+
+#[tokio::test]
+async fn cache_skips_signatures_but_never_ids() {
+    let evs = signed_events(20, 4, 5_000);
+    let tap = BatchVerifyTransport::default();
+    let frames: Vec<String> = evs.iter().map(|e| ev_frame("bv:c", e)).collect();
+    run(&tap, &["bv:c"], frames.clone()).await;
+    assert_eq!(tap.stats().signatures_checked, 20);
+    // Same events again: cache hits, no signature checks.
+    let (_, got) = run(&tap, &["bv:c"], frames).await;
+    assert_eq!(event_ids(&got).len(), 20);
+    let st = tap.stats();
+    assert_eq!((st.signatures_checked, st.cache_hits), (20, 20));
+    // Tampered copies claiming the genuine ids: id recomputed, dropped.
+    let tampered: Vec<String> = evs
+        .iter()
+        .map(|e| {
+            let mut t = e.clone();
+            t.content = "tampered".into();
+            ev_frame("bv:c", &t)
+        })
+        .collect();
+    let (_, got) = run(&tap, &["bv:c"], tampered).await;
+    assert!(event_ids(&got).is_empty());
+    assert_eq!(tap.stats().dropped(DropReason::InvalidId), 20);
+    // A cleared cache checks signatures again.
+    tap.clear_cache();
+    run(
+        &tap,
+        &["bv:c"],
+        evs.iter().map(|e| ev_frame("bv:c", e)).collect(),
+    )
+    .await;
+    assert_eq!(tap.stats().signatures_checked, 40);
+}
+
+/// Random mixes of valid and forged events, every batch size from 1 to 9: the tap delivers
+/// exactly the events `Event::verify` accepts, in order, each before the EOSE.
+#[tokio::test]
+async fn verdicts_match_event_verify_for_every_batch_size() {
+    let n = 40 * scale();
+    let evs = signed_events(n, 5, 6_000);
+    let mut wire = Vec::with_capacity(n);
+    for (i, e) in evs.iter().enumerate() {
+        wire.push(match i % 5 {
+            1 => bad_id(e.clone()),
+            3 => bad_sig(e.clone(), &evs[(i + 1) % n]),
+            _ => e.clone(),
+        });
+    }
+    let expected: Vec<EventId> = wire
+        .iter()
+        .filter(|e| e.verify().is_ok())
+        .map(|e| e.id)
+        .collect();
+    for batch_size in 1..=9 {
+        let opts = TapOptions {
+            batch_size,
+            ..TapOptions::default()
+        };
+        let tap = BatchVerifyTransport::with_options(DefaultWebsocketTransport, opts);
+        let mut frames: Vec<String> = wire.iter().map(|e| ev_frame("bv:d", e)).collect();
+        frames.push(eose_frame("bv:d"));
+        let (_, got) = run(&tap, &["bv:d"], frames).await;
+        assert_eq!(event_ids(&got), expected, "batch size {batch_size}");
+        assert!(matches!(got[expected.len()], TapEvent::Eose { .. }));
+        let st = tap.stats();
+        assert_eq!(
+            st.invalid_id + st.invalid_signature + st.delivered,
+            n as u64,
+            "batch size {batch_size}"
+        );
+    }
+}
