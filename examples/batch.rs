@@ -16,15 +16,7 @@ use std::hint::black_box;
 
 /// Thread CPU time in nanoseconds (immune to other processes stealing the core).
 fn cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes one timespec through a valid pointer.
-    #[allow(unsafe_code)]
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    assert_eq!(rc, 0, "clock_gettime");
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    cpu_time::ThreadTime::now().as_duration().as_nanos() as u64
 }
 
 struct Owned {
@@ -36,15 +28,11 @@ struct Owned {
 /// Wall-clock time in nanoseconds (for the two-thread figure, where thread CPU time would
 /// miss the helper thread).
 fn wall_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes one timespec through a valid pointer.
-    #[allow(unsafe_code)]
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    assert_eq!(rc, 0, "clock_gettime");
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    START
+        .get_or_init(std::time::Instant::now)
+        .elapsed()
+        .as_nanos() as u64
 }
 
 fn make(rng: &mut rand::rngs::ThreadRng, n: usize, keys: usize) -> Vec<Owned> {

@@ -22,25 +22,23 @@ use nostr_verify::{Verdict, VerifyBatchExt};
 use std::hint::black_box;
 use std::time::Instant;
 
-fn cpu_seconds(clock: libc::clockid_t) -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec and the clock ids used are supported on Linux.
-    #[allow(unsafe_code)]
-    let rc = unsafe { libc::clock_gettime(clock, &mut ts) };
-    assert_eq!(rc, 0, "clock_gettime");
-    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+/// This thread's CPU time in seconds.
+fn thread_cpu_seconds() -> f64 {
+    cpu_time::ThreadTime::now().as_duration().as_secs_f64()
+}
+
+/// The whole process's CPU time in seconds.
+fn process_cpu_seconds() -> f64 {
+    cpu_time::ProcessTime::now().as_duration().as_secs_f64()
 }
 
 /// Runs `f` on a fresh thread; returns its result and the thread CPU seconds it took.
 fn on_fresh_thread<R: Send>(f: impl FnOnce() -> R + Send) -> (R, f64) {
     std::thread::scope(|s| {
         s.spawn(|| {
-            let t0 = cpu_seconds(libc::CLOCK_THREAD_CPUTIME_ID);
+            let t0 = thread_cpu_seconds();
             let r = black_box(f());
-            (r, cpu_seconds(libc::CLOCK_THREAD_CPUTIME_ID) - t0)
+            (r, thread_cpu_seconds() - t0)
         })
         .join()
         .expect("benchmark thread")
@@ -94,8 +92,8 @@ fn service_run(workers: usize, per_source: &[Vec<Event>]) -> Run {
         let service = IngestService::new(IngestConfig::default().workers(workers));
         let sources: Vec<_> = per_source.iter().map(|_| service.source()).collect();
         let wall0 = Instant::now();
-        let cpu0 = cpu_seconds(libc::CLOCK_PROCESS_CPUTIME_ID);
-        let thread0 = cpu_seconds(libc::CLOCK_THREAD_CPUTIME_ID);
+        let cpu0 = process_cpu_seconds();
+        let thread0 = thread_cpu_seconds();
         let mut tickets = Vec::with_capacity(total);
         let mut iters: Vec<_> = per_source.into_iter().map(Vec::into_iter).collect();
         // Round-robin over the sources, a burst of 64 events each turn, as events arrive
@@ -118,8 +116,8 @@ fn service_run(workers: usize, per_source: &[Vec<Event>]) -> Run {
             valid += u64::from(t.await.expect("verdict").verdict.is_valid());
         }
         let wall = wall0.elapsed().as_secs_f64();
-        let process_cpu = cpu_seconds(libc::CLOCK_PROCESS_CPUTIME_ID) - cpu0;
-        let producer_cpu = cpu_seconds(libc::CLOCK_THREAD_CPUTIME_ID) - thread0;
+        let process_cpu = process_cpu_seconds() - cpu0;
+        let producer_cpu = thread_cpu_seconds() - thread0;
         drop(sources);
         let stats = service.shutdown().await;
         Run {

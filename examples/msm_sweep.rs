@@ -10,15 +10,7 @@ use secp256k1::{Keypair, Secp256k1};
 use std::hint::black_box;
 
 fn cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes one timespec through a valid pointer.
-    #[allow(unsafe_code)]
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    assert_eq!(rc, 0, "clock_gettime");
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    cpu_time::ThreadTime::now().as_duration().as_nanos() as u64
 }
 
 fn xorshift(s: &mut u64) -> u64 {

@@ -1,6 +1,6 @@
 //! Thread CPU time for the benchmarks: a criterion [`Measurement`] and a median sampler.
 //!
-//! Timing uses `clock_gettime(CLOCK_THREAD_CPUTIME_ID)`, so time the thread spends
+//! Timing uses the thread CPU clock (`CLOCK_THREAD_CPUTIME_ID`, through the `cpu-time` crate), so time the thread spends
 //! descheduled on a shared machine is not counted.
 #![allow(dead_code)]
 
@@ -8,16 +8,8 @@ use criterion::measurement::{Measurement, ValueFormatter};
 use criterion::Throughput;
 
 /// CPU time consumed by the calling thread, in nanoseconds.
-#[allow(unsafe_code)]
 pub(crate) fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `clock_gettime` writes one `timespec` through a valid pointer to a local.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed");
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    cpu_time::ThreadTime::now().as_duration().as_nanos() as u64
 }
 
 /// Criterion measurement in thread CPU nanoseconds.

@@ -18,22 +18,14 @@ use nostr_verify_cli::input::Input;
 use nostr_verify_cli::pipeline::{self, Options};
 use std::time::Instant;
 
-/// CPU time of `clock` (this thread's, or the whole process's) in seconds.
-fn cpu_seconds(clock: libc::clockid_t) -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec and both clocks used here exist on Linux.
-    #[allow(unsafe_code)]
-    let rc = unsafe { libc::clock_gettime(clock, &mut ts) };
-    assert_eq!(rc, 0, "clock_gettime");
-    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
-}
-
 /// This thread's CPU time in seconds.
 fn thread_cpu_seconds() -> f64 {
-    cpu_seconds(libc::CLOCK_THREAD_CPUTIME_ID)
+    cpu_time::ThreadTime::now().as_duration().as_secs_f64()
+}
+
+/// The whole process's CPU time in seconds.
+fn process_cpu_seconds() -> f64 {
+    cpu_time::ProcessTime::now().as_duration().as_secs_f64()
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -70,10 +62,10 @@ fn main() {
 
         for (slot, threads) in [1usize, 2].into_iter().enumerate() {
             let input = Input::open(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-            let (w0, c0) = (Instant::now(), cpu_seconds(libc::CLOCK_PROCESS_CPUTIME_ID));
+            let (w0, c0) = (Instant::now(), process_cpu_seconds());
             let summary = pipeline::run(vec![input], &Options::new(threads), |_, _| Ok(()))
                 .expect("no output to fail");
-            check_cpu[slot].push(cpu_seconds(libc::CLOCK_PROCESS_CPUTIME_ID) - c0);
+            check_cpu[slot].push(process_cpu_seconds() - c0);
             check_wall[slot].push(w0.elapsed().as_secs_f64());
             check_events[slot] = summary.valid + summary.duplicates;
         }

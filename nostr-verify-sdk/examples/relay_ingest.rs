@@ -56,17 +56,9 @@ fn parse_args() -> Args {
 }
 
 /// CPU time of the whole process (all threads), in microseconds.
-// The one unsafe call of this crate: a libc FFI call, as the benchmark rules prescribe.
-#[allow(unsafe_code)]
+/// The whole process's CPU time in microseconds.
 fn process_cpu_us() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, exclusive pointer to a timespec for the duration of the call.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
-    assert_eq!(rc, 0, "clock_gettime");
-    ts.tv_sec as u64 * 1_000_000 + ts.tv_nsec as u64 / 1_000
+    cpu_time::ProcessTime::now().as_duration().as_micros() as u64
 }
 
 /// Child: serve the events of `file` from `relays` local relays; print their URLs; exit on
