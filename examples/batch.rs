@@ -7,9 +7,13 @@
 //! Also: the single-signature gain of the key cache, and batches with one / all signatures
 //! invalid. Writes `bench/results.json` (draw it with `python3 bench/chart.py`).
 //!
+//! When the CPU has a SIMD backend (AVX-512 IFMA), the batch cases run a second time on the
+//! forced portable backend in the same run ("batch, portable backend" rows).
+//!
 //! Options: `ROUNDS=n` (default 21), `NOSTR_VERIFY_BACKEND=portable` to force the portable
-//! backend. Pin it for steadier numbers: `taskset -c 1 cargo run --release --example batch`.
+//! backend everywhere. Pin it for steadier numbers: `taskset -c 1 cargo run --release --example batch`.
 
+use nostr_verify::backend::{self, Backend};
 use nostr_verify::{SigRef, Verifier};
 use secp256k1::{Keypair, Secp256k1};
 use std::hint::black_box;
@@ -124,6 +128,18 @@ fn main() {
             cases.push(Case::new("batch", n, d));
         }
     }
+    // The same batch cases on the portable backend, in the same run (when the CPU has a faster
+    // one): fresh keys for each, so neither backend profits from the other's key cache.
+    let auto = nostr_verify::backend::selected();
+    let compare_portable = auto != Backend::Portable;
+    let mut portable_cases: Vec<Case> = Vec::new();
+    if compare_portable {
+        for &n in &sizes {
+            for (d, _) in dists {
+                portable_cases.push(Case::new("batch, portable backend", n, d));
+            }
+        }
+    }
     let mut one_bad = Case::new("1024, 8 keys, one invalid", 1024, "8 keys");
     let mut all_bad = Case::new("1024, 8 keys, all invalid", 1024, "8 keys");
     let mut all_bad_d = Case::new("1024, distinct, all invalid", 1024, "distinct");
@@ -142,6 +158,12 @@ fn main() {
                 let k = if k == 0 { n } else { k };
                 let b = make(&mut rng, n, k);
                 run(&mut cases[c], &mut v, &b, true);
+                if compare_portable {
+                    let b = make(&mut rng, n, k);
+                    backend::set_selected(Backend::Portable);
+                    run(&mut portable_cases[c], &mut v, &b, true);
+                    backend::set_selected(auto);
+                }
                 c += 1;
             }
         }
@@ -222,6 +244,7 @@ fn main() {
     );
     let all: Vec<&mut Case> = cases
         .iter_mut()
+        .chain(portable_cases.iter_mut())
         .chain([
             &mut one_bad,
             &mut all_bad,
