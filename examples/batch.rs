@@ -147,6 +147,7 @@ fn main() {
     // Two threads (wall clock, one batch): base = verify_batch, ours = verify_batch_two_threads.
     let mut two_d = Case::new("two threads vs one, wall clock", 1024, "distinct");
     let mut two_8 = Case::new("two threads vs one, wall clock", 1024, "8 keys");
+    let mut two_4k = Case::new("two threads vs one, wall clock", 4096, "8 keys");
     eprintln!(
         "backend: {:?}; {rounds} rounds",
         nostr_verify::backend::selected()
@@ -180,8 +181,12 @@ fn main() {
             o.msg[5] ^= 0x10;
         }
         run(&mut all_bad_d, &mut v, &b, false);
-        for (case, k) in [(&mut two_d, 1024usize), (&mut two_8, 8)] {
-            let b = make(&mut rng, 1024, k);
+        for (case, n, k) in [
+            (&mut two_d, 1024usize, 1024usize),
+            (&mut two_8, 1024, 8),
+            (&mut two_4k, 4096, 8),
+        ] {
+            let b = make(&mut rng, n, k);
             let refs: Vec<SigRef<'_>> = b
                 .iter()
                 .map(|o| SigRef {
@@ -204,8 +209,8 @@ fn main() {
                     two = wall_ns() - t0;
                 }
             }
-            case.base.push(one as f64 / 1e3 / 1024.0);
-            case.ours.push(two as f64 / 1e3 / 1024.0);
+            case.base.push(one as f64 / 1e3 / n as f64);
+            case.ours.push(two as f64 / 1e3 / n as f64);
         }
         // Single signatures: 200 signatures by one key, parse + verify vs cached verify_one.
         let b = make(&mut rng, 200, 1);
@@ -252,6 +257,7 @@ fn main() {
             &mut cache,
             &mut two_d,
             &mut two_8,
+            &mut two_4k,
         ])
         .collect();
     let count = all.len();
