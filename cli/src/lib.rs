@@ -2,7 +2,7 @@
 //! check pipeline and the LMDB ingest. `src/main.rs` only parses arguments and prints.
 //!
 //! Data flow: one reader thread cuts the input into chunks of lines ([`input`]); N worker threads
-//! parse each line ([`line`]) and verify the chunk's events with
+//! parse each line ([`mod@line`]) and verify the chunk's events with
 //! [`nostr_verify::VerifyBatchExt::verify_batch`]; the calling thread puts the chunks back in line
 //! order, removes duplicates and hands every line's outcome to a callback ([`pipeline`]). A fixed
 //! number of chunks is in flight at any time, so memory stays bounded whatever the input size.
