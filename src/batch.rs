@@ -662,16 +662,30 @@ impl Verifier {
         let probe = lo + (self.work.prep[lo].a as usize ^ self.work.prep[hi - 1].a as usize) % m;
         let v = self.single(sigs, probe);
         ok[self.work.prep[probe].idx as usize] = v;
-        if !v {
-            // Dense failures here: one at a time.
-            for j in (lo..hi).filter(|&j| j != probe) {
-                ok[self.work.prep[j].idx as usize] = self.single(sigs, j);
-            }
-            return;
-        }
         self.work.prep.swap(lo, probe);
         let lo = lo + 1;
         if lo == hi {
+            return;
+        }
+        if !v {
+            // The probe is invalid: either it was the node's only bad signature, or failures
+            // are dense here. One equation over the rest tells which, so a lucky probe never
+            // turns a single bad signature into a node's worth of single checks.
+            if hi - lo > LEAF {
+                self.stats.batches += 1;
+                if self.equation(lo, hi) {
+                    self.stats.batches_held += 1;
+                    self.stats.batch_accepted += (hi - lo) as u64;
+                    for p in &self.work.prep[lo..hi] {
+                        ok[p.idx as usize] = true;
+                    }
+                    return;
+                }
+            }
+            // Dense failures here: one at a time.
+            for j in lo..hi {
+                ok[self.work.prep[j].idx as usize] = self.single(sigs, j);
+            }
             return;
         }
         let mid = lo + (hi - lo) / 2;
