@@ -183,15 +183,5 @@ fn summary() {
 }
 
 fn main() {
-    let summary_only = std::env::args().any(|a| a == "--summary-only");
-    if !summary_only {
-        let mut c = Criterion::default()
-            .with_measurement(ThreadCpuTime)
-            .warm_up_time(std::time::Duration::from_millis(300))
-            .measurement_time(std::time::Duration::from_secs(1))
-            .configure_from_args();
-        benches(&mut c);
-        c.final_summary();
-    }
-    summary();
+    cpu_time::run_with_summary(benches, summary);
 }

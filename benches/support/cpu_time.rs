@@ -88,3 +88,22 @@ pub(crate) fn median_ns(samples: usize, iters: usize, mut f: impl FnMut()) -> f6
     per_call.sort_by(f64::total_cmp);
     per_call[per_call.len() / 2]
 }
+
+/// The `main` of a bench that also prints a summary table: criterion (thread CPU time, 0.3 s
+/// warm-up, 1 s measurement) unless `--summary-only` is given, then `summary`.
+pub(crate) fn run_with_summary(
+    benches: fn(&mut criterion::Criterion<ThreadCpuTime>),
+    summary: fn(),
+) {
+    let summary_only = std::env::args().any(|a| a == "--summary-only");
+    if !summary_only {
+        let mut c = criterion::Criterion::default()
+            .with_measurement(ThreadCpuTime)
+            .warm_up_time(std::time::Duration::from_millis(300))
+            .measurement_time(std::time::Duration::from_secs(1))
+            .configure_from_args();
+        benches(&mut c);
+        c.final_summary();
+    }
+    summary();
+}
