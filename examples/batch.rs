@@ -84,15 +84,19 @@ impl Case {
 }
 
 /// Times libsecp256k1 one at a time and the batch on the same signatures; pushes µs/sig.
-fn run(case: &mut Case, v: &mut Verifier, b: &[Owned], expect_all: bool) {
-    let refs: Vec<SigRef<'_>> = b
-        .iter()
+/// Borrowed views of owned signatures, in order.
+fn refs(b: &[Owned]) -> Vec<SigRef<'_>> {
+    b.iter()
         .map(|o| SigRef {
             pubkey: &o.pk,
             msg: &o.msg,
             sig: &o.sig,
         })
-        .collect();
+        .collect()
+}
+
+fn run(case: &mut Case, v: &mut Verifier, b: &[Owned], expect_all: bool) {
+    let refs = refs(b);
     let n = refs.len() as f64;
     let t0 = cpu_ns();
     let mut good = 0;
@@ -187,14 +191,7 @@ fn main() {
             (&mut two_4k, 4096, 8),
         ] {
             let b = make(&mut rng, n, k);
-            let refs: Vec<SigRef<'_>> = b
-                .iter()
-                .map(|o| SigRef {
-                    pubkey: &o.pk,
-                    msg: &o.msg,
-                    sig: &o.sig,
-                })
-                .collect();
+            let refs = refs(&b);
             let mut ok = Vec::new();
             // Same keys for both (the first call warms the cache for the second): alternate the
             // order each round so neither side always gets the warm cache.
@@ -214,14 +211,7 @@ fn main() {
         }
         // Single signatures: 200 signatures by one key, parse + verify vs cached verify_one.
         let b = make(&mut rng, 200, 1);
-        let refs: Vec<SigRef<'_>> = b
-            .iter()
-            .map(|o| SigRef {
-                pubkey: &o.pk,
-                msg: &o.msg,
-                sig: &o.sig,
-            })
-            .collect();
+        let refs = refs(&b);
         v.verify_one(&refs[0]);
         let t0 = cpu_ns();
         for r in &refs {
