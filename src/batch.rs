@@ -61,7 +61,7 @@ use crate::bip340::{
 use crate::key_cache::{KeyCache, DEFAULT_CAPACITY};
 use crate::msm;
 use secp256k1::{PublicKey, XOnlyPublicKey};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 
 /// Below this many signatures, [`Verifier::verify_batch`] checks signatures one at a time
 /// with libsecp256k1 (measured: see `docs/msm-sweep.md`).
@@ -95,6 +95,8 @@ pub struct Stats {
     pub key_cache_hits: u64,
     /// Key-cache misses.
     pub key_cache_misses: u64,
+    /// Of those misses, the keys found in the [`SharedKeyCache`] (no lift needed).
+    pub shared_cache_hits: u64,
 }
 
 /// What the key cache keeps per key.
@@ -115,6 +117,74 @@ impl CachedKey {
             lambda_p: p.endomorphism(),
             xonly: None,
         }
+    }
+}
+
+/// Lifted keys shared by several [`Verifier`]s, for instance one per worker thread.
+///
+/// Each verifier keeps its own small cache in front of it. A key one verifier lifted is
+/// found by the others instead of lifted again, and the threads together hold one large
+/// set of keys rather than one small copy each. Cloning gives another handle to the same
+/// cache. Only keys that lifted are inserted; the cache is set-associative with a
+/// per-instance random index, like the verifier's own, and evicts the least recently
+/// *inserted* key of a full set (readers do not write, so lookups only take a read lock:
+/// one per batch, plus one write lock per batch that lifted new keys).
+///
+/// ```
+/// use nostr_verify::{SharedKeyCache, Verifier};
+/// let shared = SharedKeyCache::new(1 << 16);
+/// let workers: Vec<Verifier> = (0..4)
+///     .map(|_| Verifier::new().with_shared_cache(shared.clone()))
+///     .collect();
+/// # assert_eq!(workers.len(), 4);
+/// assert_eq!(shared.len(), 0);
+/// ```
+#[derive(Clone)]
+pub struct SharedKeyCache {
+    inner: Arc<RwLock<KeyCache<AffinePoint>>>,
+}
+
+impl SharedKeyCache {
+    /// A shared cache for at least `capacity` keys (rounded up to a power of two, at least 8).
+    /// About 130 bytes per key.
+    pub fn new(capacity: usize) -> Self {
+        SharedKeyCache {
+            inner: Arc::new(RwLock::new(KeyCache::with_capacity(capacity))),
+        }
+    }
+
+    /// How many keys it holds now.
+    pub fn len(&self) -> usize {
+        self.read().len()
+    }
+
+    /// `true` when it holds no key.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// How many keys it holds at most.
+    pub fn capacity(&self) -> usize {
+        self.read().capacity()
+    }
+
+    // Poisoning is ignored: a panic cannot leave the cache half-written (every insert is one
+    // slot assignment), and a verdict must not be lost to a poisoned lock.
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, KeyCache<AffinePoint>> {
+        self.inner.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, KeyCache<AffinePoint>> {
+        self.inner.write().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl core::fmt::Debug for SharedKeyCache {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("SharedKeyCache")
+            .field("len", &self.len())
+            .field("capacity", &self.capacity())
+            .finish()
     }
 }
 
@@ -173,6 +243,7 @@ pub struct Verifier {
     secret: [u8; 32],
     counter: u64,
     cache: KeyCache<CachedKey>,
+    shared: Option<SharedKeyCache>,
     stats: Stats,
     work: Work,
 }
@@ -239,9 +310,28 @@ impl Verifier {
             secret,
             counter: 0,
             cache: KeyCache::with_capacity(DEFAULT_CAPACITY),
+            shared: None,
             stats: Stats::default(),
             work: Work::default(),
         }
+    }
+
+    /// This verifier, consulting `shared` on a miss of its own key cache and adding the keys
+    /// it lifts to it (see [`SharedKeyCache`]).
+    pub fn with_shared_cache(mut self, shared: SharedKeyCache) -> Self {
+        self.shared = Some(shared);
+        self
+    }
+
+    /// Attaches a [`SharedKeyCache`] (or detaches it with `None`), e.g. to the thread-local
+    /// verifier of a worker thread through [`crate::with_thread_verifier`].
+    pub fn set_shared_cache(&mut self, shared: Option<SharedKeyCache>) {
+        self.shared = shared;
+    }
+
+    /// The attached [`SharedKeyCache`], if any.
+    pub fn shared_cache(&self) -> Option<&SharedKeyCache> {
+        self.shared.as_ref()
     }
 
     /// The counters so far.
@@ -270,6 +360,17 @@ impl Verifier {
             }
         }
         self.stats.key_cache_misses += 1;
+        let shared = self
+            .shared
+            .as_ref()
+            .and_then(|c| c.read().peek(sig.pubkey).copied());
+        if let Some(p) = shared {
+            self.stats.shared_cache_hits += 1;
+            let c = self.cache.insert(sig.pubkey, CachedKey::new(p));
+            if let Some(x) = Self::xonly_of(c) {
+                return verify_parsed(&x, sig.msg, sig.sig);
+            }
+        }
         let Some(x) = parse_xonly(sig.pubkey) else {
             return false;
         };
@@ -455,6 +556,22 @@ impl Verifier {
                 a: 0,
             });
         }
+        // Keys missing here may be in the shared cache: one read lock for all of them.
+        if let Some(shared) = &self.shared {
+            if w.keys.iter().any(|k| k.point.is_none() && !k.invalid) {
+                let found = shared.read();
+                for k in w.keys.iter_mut() {
+                    if k.point.is_none() && !k.invalid {
+                        if let Some(p) = found.peek(&k.pk) {
+                            let c = CachedKey::new(*p);
+                            self.cache.insert(&k.pk, c);
+                            k.point = Some(c);
+                            self.stats.shared_cache_hits += 1;
+                        }
+                    }
+                }
+            }
+        }
         // Lift every nonce and every cold key in one call.
         let nr = w.xs.len();
         for k in &w.keys {
@@ -480,15 +597,24 @@ impl Verifier {
             backend::lift_x_many_vartime(&w.xs, &mut w.ys, &mut w.lifted);
         }
         let mut j = nr;
+        let mut to_share = self
+            .shared
+            .as_ref()
+            .filter(|_| w.xs.len() > nr)
+            .map(SharedKeyCache::write);
         for k in w.keys.iter_mut() {
             if k.point.is_none() && !k.invalid {
                 if w.lifted[j] {
-                    let c = CachedKey::new(AffinePoint {
+                    let p = AffinePoint {
                         x: w.xs[j],
                         y: w.ys[j],
                         infinity: false,
-                    });
+                    };
+                    let c = CachedKey::new(p);
                     self.cache.insert(&k.pk, c);
+                    if let Some(shared) = &mut to_share {
+                        shared.insert(&k.pk, p);
+                    }
                     k.point = Some(c);
                 } else {
                     k.invalid = true;
@@ -496,6 +622,7 @@ impl Verifier {
                 j += 1;
             }
         }
+        drop(to_share);
         // Keep the signatures whose nonce and key lifted; set −R.
         let mut keep = 0;
         for t in 0..nr {

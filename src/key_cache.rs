@@ -54,13 +54,11 @@ impl<V> KeyCache<V> {
     }
 
     /// How many keys the cache holds at most.
-    #[cfg(test)]
     pub(crate) fn capacity(&self) -> usize {
         self.slots.len()
     }
 
     /// How many keys the cache holds now.
-    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.len
     }
@@ -82,6 +80,16 @@ impl<V> KeyCache<V> {
                 s.stamp = tick;
                 &mut s.value
             })
+    }
+
+    /// Looks `key` up without marking it used (for readers sharing the cache behind a lock).
+    pub(crate) fn peek(&self, key: &[u8; 32]) -> Option<&V> {
+        let base = self.set_of(key);
+        self.slots[base..base + WAYS]
+            .iter()
+            .flatten()
+            .find(|s| s.key == *key)
+            .map(|s| &s.value)
     }
 
     /// Inserts (or replaces) `key`, evicting the least recently used key of its set when full.
@@ -143,6 +151,9 @@ mod tests {
         assert!(c.get(&key(3)).is_none());
         c.insert(&key(1), 12u32);
         assert_eq!(c.get(&key(1)).copied(), Some(12));
+        assert_eq!(c.peek(&key(1)).copied(), Some(12));
+        assert_eq!(c.peek(&key(2)).copied(), Some(22));
+        assert!(c.peek(&key(3)).is_none());
         assert_eq!(c.len(), 2);
     }
 
@@ -177,6 +188,19 @@ mod tests {
         assert!(c.get(&key(1)).is_none());
         assert!(c.get(&key(0)).is_some());
         assert_eq!(c.len(), WAYS);
+    }
+
+    #[test]
+    fn peek_does_not_refresh() {
+        let mut c = KeyCache::with_capacity(WAYS);
+        for i in 0..WAYS as u32 {
+            c.insert(&key(i), i);
+        }
+        // Peeking at key 0 leaves it the least recently used: it is the one evicted.
+        assert!(c.peek(&key(0)).is_some());
+        c.insert(&key(100), 100);
+        assert!(c.peek(&key(0)).is_none());
+        assert!(c.peek(&key(1)).is_some());
     }
 
     #[test]

@@ -18,7 +18,7 @@ mod thread_local;
 pub use crate::nostr::Verdict;
 #[cfg(any(feature = "nostr", feature = "nostr-0-44"))]
 pub use crate::nostr::{PartitionVerifiedExt, VerifyBatchExt, VerifyEventExt};
-pub use batch::{Stats, Verifier, MIN_BATCH};
+pub use batch::{SharedKeyCache, Stats, Verifier, MIN_BATCH};
 pub use bip340::{verify_one, SigRef};
 pub use error::Error;
 pub use thread_local::with_thread_verifier;

@@ -10,7 +10,7 @@ mod common;
 #[path = "common/sigs.rs"]
 mod sigs;
 
-use nostr_verify::{Verifier, MIN_BATCH};
+use nostr_verify::{SharedKeyCache, Verifier, MIN_BATCH};
 use rand::{Rng, RngCore};
 use sigs::{batch, cancelling_pair, check, corrupt, Keys, Owned, ALL_CORRUPTIONS};
 
@@ -390,4 +390,90 @@ fn two_threads_agree() {
             assert_eq!(all, bad == 0 || want.iter().all(|&x| x));
         }
     }
+}
+
+/// Verifiers on several threads sharing one [`SharedKeyCache`]: every verdict is still
+/// libsecp256k1's, keys lifted by one verifier are found by the others, corrupted and
+/// invalid keys never enter the shared cache, and single checks find shared keys too.
+#[test]
+fn shared_key_cache_across_threads() {
+    let mut r = sigs::rng(21);
+    let shared = SharedKeyCache::new(4096);
+    assert!(shared.is_empty());
+    let kps = sigs::keypairs(&mut r, 300);
+    let valid_keys: std::collections::HashSet<[u8; 32]> = kps
+        .iter()
+        .map(|k| k.x_only_public_key().0.serialize())
+        .collect();
+    // Each thread verifies batches over the same 300 keys, some corrupted (keys included).
+    let batches: Vec<Vec<Vec<Owned>>> = (0..2)
+        .map(|_| {
+            (0..3 * common::scale())
+                .map(|round| {
+                    let mut b = sigs::sign_batch(&mut r, &kps, 200);
+                    if round % 2 == 1 {
+                        for _ in 0..3 {
+                            let i = sigs::pick(&mut r, b.len());
+                            let c = ALL_CORRUPTIONS[r.gen_range(0..ALL_CORRUPTIONS.len())];
+                            corrupt(&mut r, &mut b, i, c);
+                        }
+                    }
+                    b
+                })
+                .collect()
+        })
+        .collect();
+    let stats: Vec<nostr_verify::Stats> = std::thread::scope(|s| {
+        let handles: Vec<_> = batches
+            .iter()
+            .enumerate()
+            .map(|(t, rounds)| {
+                let shared = shared.clone();
+                s.spawn(move || {
+                    let mut v = Verifier::new().with_shared_cache(shared);
+                    for (round, b) in rounds.iter().enumerate() {
+                        check(&mut v, b, &format!("thread {t} round {round}"));
+                    }
+                    v.stats()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("no panic"))
+            .collect()
+    });
+    // 300 keys were lifted once each; a corrupted key may have lifted too, but only keys
+    // that are x coordinates get in, and the cache never holds more than it has room for.
+    assert!(shared.len() >= valid_keys.len(), "{}", shared.len());
+    assert!(shared.len() <= shared.capacity());
+    let found: u64 = stats.iter().map(|s| s.shared_cache_hits).sum();
+    // The two threads met the same 300 keys, each over 3 or more batches: keys lifted by one
+    // were found by the other (how many depends on the interleaving).
+    assert!(found > 0, "no shared hits: {stats:?}");
+
+    // A fresh verifier on the shared cache: its misses are answered by the shared cache,
+    // for batches and for single checks, and the verdicts stay libsecp256k1's.
+    let mut v = Verifier::new().with_shared_cache(shared.clone());
+    let mut b = sigs::sign_batch(&mut r, &kps[..50], 64);
+    check(&mut v, &b, "fresh verifier, shared keys");
+    assert_eq!(v.stats().shared_cache_hits, v.stats().key_cache_misses);
+    let mut w = Verifier::new().with_shared_cache(shared.clone());
+    for (i, o) in b.iter().enumerate() {
+        assert_eq!(
+            w.verify_one(&o.as_ref()),
+            nostr_verify::verify_one(&o.as_ref()),
+            "single check {i} with a shared key"
+        );
+    }
+    assert!(w.stats().shared_cache_hits > 0);
+    // A key that is not an x coordinate never gets in.
+    let i = sigs::pick(&mut r, b.len());
+    corrupt(&mut r, &mut b, i, sigs::Corruption::KeyNotOnCurve);
+    let before = shared.len();
+    check(&mut v, &b, "fresh verifier, one key not on the curve");
+    assert_eq!(shared.len(), before);
+    // Detaching works: no more shared hits.
+    v.set_shared_cache(None);
+    assert!(v.shared_cache().is_none());
 }
