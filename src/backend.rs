@@ -189,6 +189,26 @@ impl Backend {
         b: &[AffinePoint],
         out: &mut [AffinePoint],
     ) {
+        self.add_affine_pairs_in_vartime(a, b, out, &mut PairScratch::default());
+    }
+
+    /// [`Backend::add_affine_pairs_vartime`] with the caller's working memory, for callers
+    /// that add pairs again and again (Pippenger's rounds).
+    ///
+    /// # Panics
+    ///
+    /// If the three slices have different lengths.
+    ///
+    /// # Variable time
+    ///
+    /// Branches on the inputs; public data only.
+    pub fn add_affine_pairs_in_vartime(
+        self,
+        a: &[AffinePoint],
+        b: &[AffinePoint],
+        out: &mut [AffinePoint],
+        scratch: &mut PairScratch,
+    ) {
         assert!(
             a.len() == b.len() && a.len() == out.len(),
             "add_affine_pairs_vartime: {} a, {} b, {} out",
@@ -199,12 +219,25 @@ impl Backend {
         match self {
             #[cfg(nostr_verify_ifma)]
             Backend::Ifma => match ifma_cpu() {
-                Some(cpu) => ifma::add_affine_pairs_vartime(cpu, a, b, out),
-                None => portable::add_affine_pairs_vartime(a, b, out),
+                Some(cpu) => ifma::add_affine_pairs_vartime(cpu, a, b, out, &mut scratch.ifma),
+                None => portable::add_affine_pairs_vartime(a, b, out, &mut scratch.portable),
             },
-            _ => portable::add_affine_pairs_vartime(a, b, out),
+            _ => portable::add_affine_pairs_vartime(a, b, out, &mut scratch.portable),
         }
     }
+}
+
+/// Working memory of [`add_affine_pairs_in_vartime`], kept by the caller between calls.
+///
+/// Adding n pairs needs O(n) temporary field elements (about 250 bytes per pair on the
+/// IFMA arm). Allocated per call, a large round's buffer went back to the kernel on free
+/// and was page-faulted in again by the next round; a `PairScratch` kept next to the other
+/// buffers of a multi-scalar multiplication avoids that.
+#[derive(Debug, Default)]
+pub struct PairScratch {
+    portable: portable::PairBuf,
+    #[cfg(nostr_verify_ifma)]
+    ifma: ifma::PairBuf,
 }
 
 /// BIP-340 lift_x for many x: `ys[i]` = the even y with y² = x³ + 7 and `ok[i] = true`, or
@@ -244,4 +277,22 @@ pub fn lift_x_many_vartime(xs: &[FieldElement], ys: &mut [FieldElement], ok: &mu
 /// Branches on the inputs; public data only.
 pub fn add_affine_pairs_vartime(a: &[AffinePoint], b: &[AffinePoint], out: &mut [AffinePoint]) {
     selected().add_affine_pairs_vartime(a, b, out);
+}
+
+/// [`add_affine_pairs_vartime`] with the caller's working memory (see [`PairScratch`]).
+///
+/// # Panics
+///
+/// If the three slices have different lengths.
+///
+/// # Variable time
+///
+/// Branches on the inputs; public data only.
+pub fn add_affine_pairs_in_vartime(
+    a: &[AffinePoint],
+    b: &[AffinePoint],
+    out: &mut [AffinePoint],
+    scratch: &mut PairScratch,
+) {
+    selected().add_affine_pairs_in_vartime(a, b, out, scratch);
 }

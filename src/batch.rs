@@ -21,9 +21,9 @@
 //! be crafted to cancel out. Each [`Verifier`] draws a 32-byte secret from the operating
 //! system (`getrandom`, the Web Crypto API on wasm32 with feature `js`) and counts its batches.
 //! For each batch, the seed is the tagged SHA-256 (`nostr-verify/batch-weights`) of the
-//! secret, the counter, and every signature's unreduced challenge digest and `s` (the digest
-//! commits to `r`, `P` and `m`, so the seed commits to every input). The weights are SHA-256
-//! of the seed and an index, 128 bits each. Thus (1) an attacker outside the process cannot
+//! secret, the counter, and the SHA-256 of every signature's unreduced challenge digest and
+//! `s`, hashed in two halves (the digest commits to `r`, `P` and `m`, so the seed commits to
+//! every input). The weights are SHA-256 of the seed and an index, 128 bits each. Thus (1) an attacker outside the process cannot
 //! predict them (the secret never leaves the verifier), and (2) even with a broken random
 //! source, the weights are a hash of all inputs, as BIP-340 recommends: changing any input
 //! changes every weight, so finding a cancelling invalid batch costs about 2^128 hash
@@ -211,6 +211,9 @@ struct Prepared {
     e: Scalar,
     /// The weight `aᵢ`.
     a: u128,
+    /// `aᵢ·sᵢ` and `aᵢ·eᵢ`, set with the weight.
+    a_s: Scalar,
+    a_e: Scalar,
 }
 
 /// Reusable per-batch buffers.
@@ -224,7 +227,6 @@ struct Work {
     xs: Vec<FieldElement>,
     ys: Vec<FieldElement>,
     lifted: Vec<bool>,
-    transcript: Vec<u8>,
     points: Vec<AffinePoint>,
     scalars: Vec<u128>,
     msm: msm::Scratch,
@@ -264,6 +266,61 @@ fn g128() -> &'static AffinePoint {
         }
         p.to_affine_vartime()
     })
+}
+
+/// The two 32-byte halves of a 64-byte signature: `r` and `s`.
+fn halves(sig: &[u8; 64]) -> (&[u8; 32], &[u8; 32]) {
+    let (r, s) = sig.split_at(32);
+    (
+        r.try_into().unwrap_or(&[0xff; 32]),
+        s.try_into().unwrap_or(&[0xff; 32]),
+    )
+}
+
+/// Sets the challenge `eᵢ` of every entry of `prep` and returns the SHA-256 of their
+/// transcript, `digest(eᵢ) ‖ sᵢ` for each in order (the unreduced challenge digest commits to
+/// `r`, the key and the message). Run on the two halves of a batch, by one thread or two.
+fn challenges(prep: &mut [Prepared], sigs: &[SigRef<'_>]) -> [u8; 32] {
+    use sha2::Digest;
+    let mut transcript = sha2::Sha256::new();
+    for p in prep {
+        let sig = &sigs[p.idx as usize];
+        let (r, s) = halves(sig.sig);
+        let e = challenge_hash(r, sig.pubkey, sig.msg);
+        transcript.update(e);
+        transcript.update(s);
+        p.e = Scalar::from_bytes_reduced(&e);
+    }
+    transcript.finalize().into()
+}
+
+/// The weights of `prep`, whose first pair has index `first_pair` in the batch: weights
+/// `2j` and `2j + 1` are the two halves of SHA-256(seed ‖ j) (tagged), at least 1, and the
+/// batch's very first weight is 1. Sets `a`, `a·s` and `a·e`.
+fn weigh(prep: &mut [Prepared], seed: &[u8; 32], first_pair: usize) {
+    let mid = weights_midstate();
+    let mut block = [0u8; 40];
+    block[..32].copy_from_slice(seed);
+    for (j, two) in prep.chunks_mut(2).enumerate() {
+        let pair = first_pair + j;
+        block[32..].copy_from_slice(&(pair as u64).to_le_bytes());
+        let h = finish_from_midstate(mid, &block);
+        let (h0, h1) = h.split_at(16);
+        let weights = [
+            if pair == 0 {
+                1
+            } else {
+                u128::from_le_bytes(h0.try_into().unwrap_or_default()).max(1)
+            },
+            u128::from_le_bytes(h1.try_into().unwrap_or_default()).max(1),
+        ];
+        for (p, a) in two.iter_mut().zip(weights) {
+            let sa = Scalar::from_u128(a);
+            p.a = a;
+            p.a_s = sa.mul(&p.s);
+            p.a_e = sa.mul(&p.e);
+        }
+    }
 }
 
 /// The low and high 128 bits of a scalar.
@@ -433,10 +490,11 @@ impl Verifier {
     }
 
     /// [`Verifier::verify_batch`] using two cores for one large batch (lower latency, same
-    /// verdicts): the nonce and key lifts are split in two halves and the Pippenger windows of
-    /// the MSM are split between the calling thread and one scoped helper thread
-    /// (`std::thread::scope`). Inputs below 256 lifts / MSM points, and the sub-batches of
-    /// narrowing, run on the calling thread.
+    /// verdicts and the same weights): three fork/joins with one scoped helper thread
+    /// (`std::thread::scope`), each thread taking one half of (1) the challenge hashes and
+    /// nonce and key lifts, (2) the weights and their products, (3) the Pippenger windows of
+    /// the MSM (an odd middle window split by points). Inputs below 256 lifts / weights / MSM
+    /// points, and the sub-batches of narrowing, run on the calling thread.
     ///
     /// For throughput with many batches, prefer one [`Verifier`] per thread with
     /// [`Verifier::verify_batch`]: that scales without any fork/join cost.
@@ -485,7 +543,6 @@ impl Verifier {
         w.keys.clear();
         w.prep.clear();
         w.xs.clear();
-        w.transcript.clear();
         // Group by key (and put identical signatures next to each other): sort on a prefix of
         // the key and of r. Keys whose prefixes collide may form several groups, which is
         // correct, only slower.
@@ -534,26 +591,25 @@ impl Verifier {
             if w.keys[key].invalid {
                 continue;
             }
-            // r ≥ p or s ≥ n: false for this signature alone.
-            let r_bytes: &[u8; 32] = s.sig[..32].try_into().unwrap_or(&[0xff; 32]);
-            let s_bytes: &[u8; 32] = s.sig[32..].try_into().unwrap_or(&[0xff; 32]);
+            // r ≥ p or s ≥ n: false for this signature alone. (The challenge comes later,
+            // with the lifts.)
+            let (r_bytes, s_bytes) = halves(s.sig);
             let (Some(r), Some(s_scalar)) = (
                 FieldElement::from_bytes(r_bytes),
                 Scalar::from_bytes_checked(s_bytes),
             ) else {
                 continue;
             };
-            let e = challenge_hash(r_bytes, s.pubkey, s.msg);
-            w.transcript.extend_from_slice(&e);
-            w.transcript.extend_from_slice(s_bytes);
             w.xs.push(r);
             w.prep.push(Prepared {
                 idx: i as u32,
                 key: key as u32,
                 neg_r: AffinePoint::IDENTITY,
                 s: s_scalar,
-                e: Scalar::from_bytes_reduced(&e),
+                e: Scalar::ZERO,
                 a: 0,
+                a_s: Scalar::ZERO,
+                a_e: Scalar::ZERO,
             });
         }
         // Keys missing here may be in the shared cache: one read lock for all of them.
@@ -584,18 +640,37 @@ impl Verifier {
         w.ys.resize(w.xs.len(), FieldElement::ZERO);
         w.lifted.clear();
         w.lifted.resize(w.xs.len(), false);
-        if w.two_threads && w.xs.len() >= TWO_THREADS_MIN {
+        // The challenges and the transcript digests of the two halves of `prep` (see
+        // `challenges`), with the lifts: each thread takes one half of both.
+        let half = nr / 2;
+        let digests = if w.two_threads && w.xs.len() >= TWO_THREADS_MIN {
             let mid = w.xs.len() / 2;
             let (xs0, xs1) = w.xs.split_at(mid);
             let (ys0, ys1) = w.ys.split_at_mut(mid);
             let (ok0, ok1) = w.lifted.split_at_mut(mid);
-            std::thread::scope(|scope| {
-                scope.spawn(|| backend::lift_x_many_vartime(xs1, ys1, ok1));
+            let (prep0, prep1) = w.prep.split_at_mut(half);
+            let (d0, d1) = std::thread::scope(|scope| {
+                let h = scope.spawn(|| {
+                    let d = challenges(prep1, sigs);
+                    backend::lift_x_many_vartime(xs1, ys1, ok1);
+                    d
+                });
+                let d0 = challenges(prep0, sigs);
                 backend::lift_x_many_vartime(xs0, ys0, ok0);
+                (d0, h.join().ok())
             });
+            // The helper cannot panic short of a bug; if it did, its half is redone here.
+            let d1 = d1.unwrap_or_else(|| {
+                backend::lift_x_many_vartime(xs1, ys1, ok1);
+                challenges(prep1, sigs)
+            });
+            [d0, d1]
         } else {
+            let (prep0, prep1) = w.prep.split_at_mut(half);
+            let d = [challenges(prep0, sigs), challenges(prep1, sigs)];
             backend::lift_x_many_vartime(&w.xs, &mut w.ys, &mut w.lifted);
-        }
+            d
+        };
         let mut j = nr;
         let mut to_share = self
             .shared
@@ -637,39 +712,38 @@ impl Verifier {
                 infinity: false,
             }
             .neg();
-            // The transcript entry moves with it.
-            w.transcript.copy_within(64 * t..64 * t + 64, 64 * keep);
             w.prep[keep] = p;
             keep += 1;
         }
         w.prep.truncate(keep);
-        w.transcript.truncate(64 * keep);
-        // The weights: a seed committing to the secret, the counter and every input, then
-        // 128-bit weights from SHA-256(seed ‖ index); a₁ = 1.
+        // The weights: a seed committing to the secret, the counter and every input (the
+        // digests cover each prepared signature's challenge digest and s, including the few
+        // dropped just above, which only adds inputs), then 128-bit weights from
+        // SHA-256(seed ‖ pair index); a₁ = 1. Each weight is multiplied into s and e here.
         self.counter += 1;
-        let mut head = Vec::with_capacity(64 + w.transcript.len());
-        head.extend_from_slice(&self.secret);
-        head.extend_from_slice(&self.counter.to_le_bytes());
-        head.extend_from_slice(&(keep as u64).to_le_bytes());
-        head.extend_from_slice(&[0u8; 16]);
-        head.extend_from_slice(&w.transcript);
-        w.transcript.clear();
-        let mid = weights_midstate();
-        let seed = finish_from_midstate(mid, &head);
-        let mut block = [0u8; 40];
-        block[..32].copy_from_slice(&seed);
-        for pair in 0..keep.div_ceil(2) {
-            block[32..].copy_from_slice(&(pair as u64).to_le_bytes());
-            let h = finish_from_midstate(mid, &block);
-            let a0 = u128::from_le_bytes(h[..16].try_into().unwrap_or_default()).max(1);
-            let a1 = u128::from_le_bytes(h[16..].try_into().unwrap_or_default()).max(1);
-            w.prep[2 * pair].a = a0;
-            if 2 * pair + 1 < keep {
-                w.prep[2 * pair + 1].a = a1;
+        let mut head = [0u8; 32 + 8 + 8 + 8 + 64];
+        head[..32].copy_from_slice(&self.secret);
+        head[32..40].copy_from_slice(&self.counter.to_le_bytes());
+        head[40..48].copy_from_slice(&(nr as u64).to_le_bytes());
+        head[48..56].copy_from_slice(&(half as u64).to_le_bytes());
+        head[56..88].copy_from_slice(&digests[0]);
+        head[88..].copy_from_slice(&digests[1]);
+        let seed = finish_from_midstate(weights_midstate(), &head);
+        if w.two_threads && keep >= TWO_THREADS_MIN {
+            // An even split, so that weight pairs stay whole.
+            let split = (keep / 4) * 2;
+            let (p0, p1) = w.prep.split_at_mut(split);
+            let helped = std::thread::scope(|scope| {
+                let h = scope.spawn(|| weigh(p1, &seed, split / 2));
+                weigh(p0, &seed, 0);
+                h.join().is_ok()
+            });
+            // As above: redone here if the helper failed.
+            if !helped {
+                weigh(p1, &seed, split / 2);
             }
-        }
-        if let Some(first) = w.prep.first_mut() {
-            first.a = 1;
+        } else {
+            weigh(&mut w.prep, &seed, 0);
         }
         unique
     }
@@ -705,9 +779,8 @@ impl Verifier {
             ks.push(split.k2);
         };
         for p in &w.prep[lo..hi] {
-            let a = Scalar::from_u128(p.a);
             // (Σ aᵢ·sᵢ)·G
-            g = g.add(&a.mul(&p.s));
+            g = g.add(&p.a_s);
             // −aᵢ·Rᵢ
             w.points.push(p.neg_r);
             w.scalars.push(p.a);
@@ -716,7 +789,7 @@ impl Verifier {
                 cur_key = p.key;
                 key_sum = Scalar::ZERO;
             }
-            key_sum = key_sum.add(&a.mul(&p.e));
+            key_sum = key_sum.add(&p.a_e);
         }
         flush(cur_key, &key_sum, &w.keys, &mut w.points, &mut w.scalars);
         let (g_lo, g_hi) = split_128(&g);
@@ -905,6 +978,55 @@ mod tests {
             .iter()
             .enumerate()
             .all(|(i, a)| a1[i + 2..].iter().all(|b| a != b)));
+    }
+
+    /// `n` distinct signatures (not valid ones: only the weights are looked at) over the
+    /// key and nonce x(G), which both lift.
+    fn weight_inputs(n: usize) -> Vec<[u8; 64]> {
+        let x = AffinePoint::GENERATOR.x.to_bytes();
+        (0..n)
+            .map(|i| {
+                let mut sig = [0u8; 64];
+                sig[..32].copy_from_slice(&x);
+                sig[56..].copy_from_slice(&(i as u64 + 1).to_be_bytes());
+                sig
+            })
+            .collect()
+    }
+
+    fn weights_of(v: &mut Verifier, sigs: &[[u8; 64]], msg: &[u8; 32]) -> Vec<(u128, Scalar)> {
+        let pk = AffinePoint::GENERATOR.x.to_bytes();
+        let refs: Vec<_> = sigs
+            .iter()
+            .map(|s| SigRef {
+                pubkey: &pk,
+                msg,
+                sig: s,
+            })
+            .collect();
+        v.prepare(&refs);
+        v.work.prep.iter().map(|p| (p.a, p.a_e)).collect()
+    }
+
+    #[test]
+    fn two_threads_derive_the_same_weights() {
+        // Same secret, same counter: the split work gives exactly the single-thread weights
+        // and products, for even and odd sizes around the two-thread threshold.
+        for n in [TWO_THREADS_MIN - 1, TWO_THREADS_MIN, 601, 1024] {
+            let sigs = weight_inputs(n);
+            let mut one = Verifier::with_secret([9; 32]);
+            let mut two = Verifier::with_secret([9; 32]);
+            two.work.two_threads = true;
+            let a = weights_of(&mut one, &sigs, &[1; 32]);
+            let b = weights_of(&mut two, &sigs, &[1; 32]);
+            assert_eq!(a.len(), n);
+            assert_eq!(a[0].0, 1, "n {n}");
+            assert!(a == b, "n {n}: weights differ between one and two threads");
+            // And they commit to the inputs: another message changes every later weight.
+            let mut other = Verifier::with_secret([9; 32]);
+            let c = weights_of(&mut other, &sigs, &[2; 32]);
+            assert!(a[1..].iter().zip(&c[1..]).all(|(x, y)| x.0 != y.0), "n {n}");
+        }
     }
 
     #[test]

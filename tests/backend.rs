@@ -185,6 +185,20 @@ fn check_adds(a: &[AffinePoint], b: &[AffinePoint]) {
     for arm in arms() {
         let mut out = vec![AffinePoint::IDENTITY; a.len()];
         arm.add_affine_pairs_vartime(a, b, &mut out);
+        // The same through a reused scratch: after a call on other pairs of the same size,
+        // and on a prefix after the whole (stale contents must not matter).
+        let mut scratch = backend::PairScratch::default();
+        let mut reused = vec![AffinePoint::IDENTITY; a.len()];
+        arm.add_affine_pairs_in_vartime(b, a, &mut reused, &mut scratch);
+        arm.add_affine_pairs_in_vartime(a, b, &mut reused, &mut scratch);
+        assert_eq!(reused, out, "{arm:?}: reused scratch");
+        let half = a.len() / 2;
+        arm.add_affine_pairs_in_vartime(&a[..half], &b[..half], &mut reused[..half], &mut scratch);
+        assert_eq!(
+            reused[..half],
+            out[..half],
+            "{arm:?}: reused scratch, prefix"
+        );
         for i in 0..a.len() {
             let o = &out[i];
             assert!(!o.infinity, "{arm:?}: infinity flag");

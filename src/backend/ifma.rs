@@ -70,6 +70,7 @@ pub(crate) fn add_affine_pairs_vartime(
     a: &[AffinePoint],
     b: &[AffinePoint],
     out: &mut [AffinePoint],
+    buf: &mut PairBuf,
 ) {
     // Raw limbs, normalized in lanes by the kernel (as in `lift_x_many_vartime`).
     let get = |i: usize| {
@@ -97,8 +98,12 @@ pub(crate) fn add_affine_pairs_vartime(
     };
     // SAFETY: a `Detected` value exists only if avx512f, avx512ifma and avx512vl were detected
     // on this CPU (see `Detected::detect`), which are exactly the features `add_pairs` enables.
-    unsafe { affine::add_pairs(a.len(), get, invert8, put) }
+    unsafe { affine::add_pairs(a.len(), get, invert8, put, &mut buf.0) }
 }
+
+/// The IFMA arm's part of [`crate::backend::PairScratch`]: the forward pass's state.
+#[derive(Debug, Default)]
+pub(crate) struct PairBuf(Vec<affine::Saved>);
 
 #[cfg(test)]
 mod tests;

@@ -20,22 +20,28 @@ pub(crate) fn lift_x_many_vartime(xs: &[FieldElement], ys: &mut [FieldElement], 
     }
 }
 
+/// The portable arm's part of [`crate::backend::PairScratch`].
+#[derive(Debug, Default)]
+pub(crate) struct PairBuf {
+    inv: Vec<FieldElement>,
+    prefix: Vec<FieldElement>,
+}
+
 /// See [`crate::backend::add_affine_pairs_vartime`]; lengths already checked.
 pub(crate) fn add_affine_pairs_vartime(
     a: &[AffinePoint],
     b: &[AffinePoint],
     out: &mut [AffinePoint],
+    buf: &mut PairBuf,
 ) {
     // Δx for every pair (magnitude 1 + 2 = 3), inverted together; a zero Δx stays 0, so that
     // pair gets λ = 0 and the others are unaffected.
-    let mut inv: Vec<FieldElement> = a
-        .iter()
-        .zip(b)
-        .map(|(p, q)| q.x.add(&p.x.negate(1)))
-        .collect();
-    let mut scratch = Vec::with_capacity(inv.len());
-    FieldElement::batch_invert_vartime(&mut inv, &mut scratch);
-    for (((p, q), inv), o) in a.iter().zip(b).zip(&inv).zip(out.iter_mut()) {
+    let PairBuf { inv, prefix } = buf;
+    inv.clear();
+    inv.extend(a.iter().zip(b).map(|(p, q)| q.x.add(&p.x.negate(1))));
+    prefix.clear();
+    FieldElement::batch_invert_vartime(inv, prefix);
+    for (((p, q), inv), o) in a.iter().zip(b).zip(inv.iter()).zip(out.iter_mut()) {
         let dy = q.y.add(&p.y.negate(1)); // magnitude 3
         let l = dy.mul(inv); // λ, magnitude 1
                              // x₃ = λ² − x₁ − x₂ (magnitude 1 + 2 + 2 = 5)

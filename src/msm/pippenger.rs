@@ -72,6 +72,8 @@ pub struct Scratch {
     dbl: Vec<(u32, JacobianPoint)>,
     dbl_jac: Vec<JacobianPoint>,
     dbl_aff: Vec<AffinePoint>,
+    /// The pair additions' working memory.
+    pairs: backend::PairScratch,
 }
 
 /// Equality of two normalized field elements, limb by limb (the lowest limb almost always
@@ -110,13 +112,15 @@ pub fn msm_vartime(
     assert!((2..=16).contains(&c), "window width {c}");
     let nwin = windows(c);
     let mut sums = Vec::with_capacity(nwin);
-    window_sums_vartime(points, scalars, c, 0..nwin, s, &mut sums);
+    window_sums_vartime(points, scalars, c, 0..nwin, None, s, &mut sums);
     horner(&sums, c)
 }
 
 /// [`msm_vartime`] on two threads: the windows are split in two halves, each accumulated and
 /// reduced on its own thread with its own scratch (the points are shared read-only), then
-/// Horner's rule runs on the calling thread.
+/// Horner's rule runs on the calling thread. With an odd number of windows the middle one is
+/// split by points (its sum is the sum of the two halves' sums), so both threads get the same
+/// number of bucket additions.
 ///
 /// # Panics
 /// As [`msm_vartime`].
@@ -133,28 +137,48 @@ pub fn msm_two_threads_vartime(
     assert!((2..=16).contains(&c), "window width {c}");
     let nwin = windows(c);
     let mid = nwin / 2;
+    // Windows 0..mid here, (mid + odd)..nwin on the helper; the middle window of an odd
+    // count is shared: points 0..half here, half..n on the helper.
+    let odd = nwin % 2 == 1;
+    let half = points.len() / 2;
+    let (shared_low, shared_high) = if odd {
+        (Some((mid, 0..half)), Some((mid, half..points.len())))
+    } else {
+        (None, None)
+    };
     let [s0, s1] = s;
-    let mut low = Vec::with_capacity(nwin);
-    let high = std::thread::scope(|scope| {
-        let h = scope.spawn(move || {
-            let mut high = Vec::with_capacity(nwin - mid);
-            window_sums_vartime(points, scalars, c, mid..nwin, s1, &mut high);
-            high
-        });
-        window_sums_vartime(points, scalars, c, 0..mid, s0, &mut low);
-        h.join()
-    });
-    match high {
-        Ok(high) => low.extend(high),
-        // The helper thread panicked (it cannot, short of a bug): redo its half here.
-        Err(_) => window_sums_vartime(
+    let mut low = Vec::with_capacity(nwin + 1);
+    let high_wins = mid + odd as usize..nwin;
+    let helper = |s1: &mut Scratch| {
+        let mut high = Vec::with_capacity(nwin - mid + 1);
+        window_sums_vartime(
             points,
             scalars,
             c,
-            mid..nwin,
-            &mut Scratch::default(),
-            &mut low,
-        ),
+            high_wins.clone(),
+            shared_high.clone(),
+            s1,
+            &mut high,
+        );
+        high
+    };
+    let high = std::thread::scope(|scope| {
+        let h = scope.spawn(|| helper(s1));
+        window_sums_vartime(points, scalars, c, 0..mid, shared_low, s0, &mut low);
+        h.join()
+    });
+    // The helper thread panicked (it cannot, short of a bug): redo its part here.
+    let high = high.unwrap_or_else(|_| helper(&mut Scratch::default()));
+    // low = S_0..S_(mid−1) [, S_mid(first half)]; high = S_(mid+odd).. [, S_mid(second half)].
+    if odd {
+        let (Some(&part_low), Some((&part_high, high))) = (low.last(), high.split_last()) else {
+            unreachable!("both threads return their share of the middle window");
+        };
+        low.pop();
+        low.push(part_low.add_vartime(&part_high));
+        low.extend_from_slice(high);
+    } else {
+        low.extend(high);
     }
     horner(&low, c)
 }
@@ -174,18 +198,22 @@ fn horner(sums: &[JacobianPoint], c: usize) -> JacobianPoint {
 }
 
 /// Steps 1–4 for the windows in `wins`: appends `S_w = Σ_j (j+1)·B_w,j` for each of them, in
-/// order, to `out`.
+/// order, to `out`; then, with `part = Some((w, range))`, the same sum for window `w` over the
+/// points in `range` only.
 fn window_sums_vartime(
     points: &[AffinePoint],
     scalars: &[u128],
     c: usize,
     wins: core::ops::Range<usize>,
+    part: Option<(usize, core::ops::Range<usize>)>,
     s: &mut Scratch,
     out: &mut Vec<JacobianPoint>,
 ) {
     let nwin_all = windows(c);
     let half = 1usize << (c - 1);
-    let nbuckets = wins.len() * half;
+    // The part's buckets come after the windows' (it is window slot `wins.len()`).
+    let slots = wins.len() + part.is_some() as usize;
+    let nbuckets = slots * half;
 
     // 1. Digits, and the signed copies of every point.
     s.signed.clear();
@@ -201,6 +229,13 @@ fn window_sums_vartime(
         for (w, &d) in digits[wins.clone()].iter().enumerate() {
             if d != 0 {
                 let bucket = (w * half + d.unsigned_abs() as usize - 1) as u32;
+                s.entries.push((bucket, (2 * i + (d < 0) as usize) as u32));
+            }
+        }
+        if let Some((pw, range)) = &part {
+            let d = digits[*pw];
+            if d != 0 && range.contains(&i) {
+                let bucket = (wins.len() * half + d.unsigned_abs() as usize - 1) as u32;
                 s.entries.push((bucket, (2 * i + (d < 0) as usize) as u32));
             }
         }
@@ -272,7 +307,7 @@ fn window_sums_vartime(
         }
         s.out.clear();
         s.out.resize(s.a.len(), AffinePoint::IDENTITY);
-        backend::add_affine_pairs_vartime(&s.a, &s.b, &mut s.out);
+        backend::add_affine_pairs_in_vartime(&s.a, &s.b, &mut s.out, &mut s.pairs);
         for (sum, &slot) in s.out.iter().zip(&s.slot) {
             s.next[slot as usize] = *sum;
         }
@@ -289,7 +324,7 @@ fn window_sums_vartime(
     }
 
     // 4. Bucket reduction per window (running sums, Jacobian).
-    for w in 0..wins.len() {
+    for w in 0..slots {
         let mut running = JacobianPoint::IDENTITY;
         let mut sum = JacobianPoint::IDENTITY;
         for j in (0..half).rev() {
@@ -320,6 +355,37 @@ mod tests {
                 assert!(
                     got.add_vartime(&naive(&pts, &ks).neg()).is_infinity(),
                     "c {c} n {n}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn two_threads_match_naive_for_odd_and_even_window_counts() {
+        // windows(c) for c = 2..=12: 65, 43, 33, 26, 22, 19, 17, 15, 13, 12, 11: odd counts
+        // share the middle window between the threads, even ones do not.
+        for c in 2usize..=12 {
+            for n in [0usize, 1, 2, 3, 7, 33, 100] {
+                let (mut pts, mut ks) = random_terms(n, c as u64 * 7919 + n as u64);
+                if n > 3 {
+                    // An identity point, a zero scalar and a repeated point in the mix.
+                    pts[1] = AffinePoint::IDENTITY;
+                    ks[2] = 0;
+                    pts[3] = pts[0];
+                }
+                let (mut s0, mut s1) = (Scratch::default(), Scratch::default());
+                let got = msm_two_threads_vartime(&pts, &ks, c, [&mut s0, &mut s1]);
+                let want = naive(&pts, &ks);
+                assert!(
+                    got.add_vartime(&want.neg()).is_infinity(),
+                    "c {c} (windows {}) n {n}",
+                    windows(c)
+                );
+                // The same scratch again (reused buffers) gives the same point.
+                let again = msm_two_threads_vartime(&pts, &ks, c, [&mut s0, &mut s1]);
+                assert!(
+                    again.add_vartime(&want.neg()).is_infinity(),
+                    "c {c} n {n} again"
                 );
             }
         }

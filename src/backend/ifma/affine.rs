@@ -18,7 +18,6 @@
 
 use super::field8::{carry, is_zero_normalized, mul, normalize, select, sqr, sub, Fe8};
 use core::arch::x86_64::_mm512_setzero_si512;
-use core::cell::Cell;
 
 /// Affine coordinates (x₁, y₁, x₂, y₂) of one pair: limbs < 2^62 (normalized in lanes).
 pub(crate) type PairLimbs = [[u64; 5]; 4];
@@ -27,8 +26,8 @@ pub(crate) type PairLimbs = [[u64; 5]; 4];
 const PAD: PairLimbs = [[0; 5], [0; 5], [1, 0, 0, 0, 0], [0; 5]];
 
 /// Per-vector state kept between the passes (structure of arrays, 8 pairs).
-#[derive(Clone, Copy)]
-struct Saved {
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Saved {
     x1: Fe8,
     y1: Fe8,
     x2: Fe8,
@@ -41,15 +40,6 @@ struct Saved {
     zero: u8,
 }
 
-thread_local! {
-    /// The forward pass's state, kept for the thread's next call. About 2 KB per 8 pairs, so
-    /// a Pippenger round of a large batch needs hundreds of KB: allocated per call, the
-    /// allocator returned those pages to the kernel at every free and every round
-    /// page-faulted them in again (measured: ~40 page faults per 125-event batch in the
-    /// ingest service).
-    static SAVED: Cell<Vec<Saved>> = const { Cell::new(Vec::new()) };
-}
-
 /// Adds `n` pairs read through `get`, writes normalized (x₃, y₃) through `put`.
 ///
 /// `invert8` receives the 8 normalized, nonzero lane products and must replace each with its
@@ -60,14 +50,16 @@ pub(crate) fn add_pairs(
     get: impl Fn(usize) -> PairLimbs,
     invert8: impl FnOnce(&mut [[u64; 5]; 8]),
     mut put: impl FnMut(usize, [u64; 5], [u64; 5]),
+    saved: &mut Vec<Saved>,
 ) {
     if n == 0 {
         return;
     }
     let one = Fe8::splat(&[1, 0, 0, 0, 0]);
     let nv = n.div_ceil(8);
-    // Reused across calls (see `SAVED`); a fresh, empty buffer during thread teardown.
-    let mut saved = SAVED.try_with(Cell::take).unwrap_or_default();
+    // The caller's buffer (about 2 KB per 8 pairs), reused across calls: allocated per
+    // call, a large round's buffer went back to the kernel at every free and was
+    // page-faulted in again (~40 faults per 125-event batch in the ingest service).
     saved.clear();
     saved.reserve(nv);
 
@@ -130,6 +122,4 @@ pub(crate) fn add_pairs(
             }
         }
     }
-    // Ignored during thread teardown: the buffer is then simply freed.
-    let _ = SAVED.try_with(|c| c.set(saved));
 }
