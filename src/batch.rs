@@ -205,6 +205,8 @@ struct Prepared {
     idx: u32,
     /// Index into the batch's keys.
     key: u32,
+    /// r < p and s < n (set with the lifts).
+    parsed: bool,
     /// `−R` once lifted (x = r).
     neg_r: AffinePoint,
     s: Scalar,
@@ -277,19 +279,52 @@ fn halves(sig: &[u8; 64]) -> (&[u8; 32], &[u8; 32]) {
     )
 }
 
-/// Sets the challenge `eᵢ` of every entry of `prep` and returns the SHA-256 of their
-/// transcript, `digest(eᵢ) ‖ sᵢ` for each in order (the unreduced challenge digest commits to
-/// `r`, the key and the message). Run on the two halves of a batch, by one thread or two.
-fn challenges(prep: &mut [Prepared], sigs: &[SigRef<'_>]) -> [u8; 32] {
+/// One half of a batch's per-signature work, run by one thread or two (one half each):
+/// for each entry of `prep` (whose nonce x goes to the same index of `xs`), parses r and s
+/// (r ≥ p or s ≥ n leaves it unparsed: `false` for that signature alone) and sets the
+/// challenge `eᵢ`; lifts all of `xs` (which may hold cold keys after the nonces); sets `−Rᵢ`.
+/// Returns the SHA-256 of the half's transcript, `digest(eᵢ) ‖ sᵢ` of each parsed entry in
+/// order (the unreduced challenge digest commits to `r`, the key and the message).
+fn stage(
+    prep: &mut [Prepared],
+    xs: &mut [FieldElement],
+    ys: &mut [FieldElement],
+    lifted: &mut [bool],
+    sigs: &[SigRef<'_>],
+) -> [u8; 32] {
     use sha2::Digest;
     let mut transcript = sha2::Sha256::new();
-    for p in prep {
+    for (p, x) in prep.iter_mut().zip(xs.iter_mut()) {
         let sig = &sigs[p.idx as usize];
-        let (r, s) = halves(sig.sig);
-        let e = challenge_hash(r, sig.pubkey, sig.msg);
+        let (r_bytes, s_bytes) = halves(sig.sig);
+        let (Some(r), Some(s)) = (
+            FieldElement::from_bytes(r_bytes),
+            Scalar::from_bytes_checked(s_bytes),
+        ) else {
+            continue;
+        };
+        let e = challenge_hash(r_bytes, sig.pubkey, sig.msg);
         transcript.update(e);
-        transcript.update(s);
+        transcript.update(s_bytes);
+        *x = r;
+        p.parsed = true;
+        p.s = s;
         p.e = Scalar::from_bytes_reduced(&e);
+    }
+    backend::lift_x_many_vartime(xs, ys, lifted);
+    for ((p, (x, y)), &ok) in prep
+        .iter_mut()
+        .zip(xs.iter().zip(ys.iter()))
+        .zip(lifted.iter())
+    {
+        if p.parsed && ok {
+            p.neg_r = AffinePoint {
+                x: *x,
+                y: *y,
+                infinity: false,
+            }
+            .neg();
+        }
     }
     transcript.finalize().into()
 }
@@ -591,21 +626,14 @@ impl Verifier {
             if w.keys[key].invalid {
                 continue;
             }
-            // r ≥ p or s ≥ n: false for this signature alone. (The challenge comes later,
-            // with the lifts.)
-            let (r_bytes, s_bytes) = halves(s.sig);
-            let (Some(r), Some(s_scalar)) = (
-                FieldElement::from_bytes(r_bytes),
-                Scalar::from_bytes_checked(s_bytes),
-            ) else {
-                continue;
-            };
-            w.xs.push(r);
+            // r and s are parsed later, with the lifts (see `stage`).
+            w.xs.push(FieldElement::ZERO);
             w.prep.push(Prepared {
                 idx: i as u32,
                 key: key as u32,
+                parsed: false,
                 neg_r: AffinePoint::IDENTITY,
-                s: s_scalar,
+                s: Scalar::ZERO,
                 e: Scalar::ZERO,
                 a: 0,
                 a_s: Scalar::ZERO,
@@ -640,36 +668,29 @@ impl Verifier {
         w.ys.resize(w.xs.len(), FieldElement::ZERO);
         w.lifted.clear();
         w.lifted.resize(w.xs.len(), false);
-        // The challenges and the transcript digests of the two halves of `prep` (see
-        // `challenges`), with the lifts: each thread takes one half of both.
-        let half = nr / 2;
-        let digests = if w.two_threads && w.xs.len() >= TWO_THREADS_MIN {
-            let mid = w.xs.len() / 2;
-            let (xs0, xs1) = w.xs.split_at(mid);
-            let (ys0, ys1) = w.ys.split_at_mut(mid);
-            let (ok0, ok1) = w.lifted.split_at_mut(mid);
-            let (prep0, prep1) = w.prep.split_at_mut(half);
+        // Parsing, challenges, transcript digests and lifts in two halves (see `stage`): the
+        // nonces of prep[..half] with xs[..half], then the other nonces with the rest of xs
+        // (the cold keys at its end). `half` splits the lifts evenly; each thread takes one
+        // half when there are two.
+        let half = (w.xs.len() / 2).min(nr);
+        let (xs0, xs1) = w.xs.split_at_mut(half);
+        let (ys0, ys1) = w.ys.split_at_mut(half);
+        let (ok0, ok1) = w.lifted.split_at_mut(half);
+        let (prep0, prep1) = w.prep.split_at_mut(half);
+        let digests = if w.two_threads && xs0.len() + xs1.len() >= TWO_THREADS_MIN {
             let (d0, d1) = std::thread::scope(|scope| {
-                let h = scope.spawn(|| {
-                    let d = challenges(prep1, sigs);
-                    backend::lift_x_many_vartime(xs1, ys1, ok1);
-                    d
-                });
-                let d0 = challenges(prep0, sigs);
-                backend::lift_x_many_vartime(xs0, ys0, ok0);
+                let h = scope.spawn(|| stage(prep1, xs1, ys1, ok1, sigs));
+                let d0 = stage(prep0, xs0, ys0, ok0, sigs);
                 (d0, h.join().ok())
             });
             // The helper cannot panic short of a bug; if it did, its half is redone here.
-            let d1 = d1.unwrap_or_else(|| {
-                backend::lift_x_many_vartime(xs1, ys1, ok1);
-                challenges(prep1, sigs)
-            });
+            let d1 = d1.unwrap_or_else(|| stage(prep1, xs1, ys1, ok1, sigs));
             [d0, d1]
         } else {
-            let (prep0, prep1) = w.prep.split_at_mut(half);
-            let d = [challenges(prep0, sigs), challenges(prep1, sigs)];
-            backend::lift_x_many_vartime(&w.xs, &mut w.ys, &mut w.lifted);
-            d
+            [
+                stage(prep0, xs0, ys0, ok0, sigs),
+                stage(prep1, xs1, ys1, ok1, sigs),
+            ]
         };
         let mut j = nr;
         let mut to_share = self
@@ -698,21 +719,16 @@ impl Verifier {
             }
         }
         drop(to_share);
-        // Keep the signatures whose nonce and key lifted; set −R.
+        // Keep the signatures that parsed and whose nonce and key lifted.
         let mut keep = 0;
         for t in 0..nr {
             let p = w.prep[t];
-            if !w.lifted[t] || w.keys[p.key as usize].invalid {
+            if !p.parsed || !w.lifted[t] || w.keys[p.key as usize].invalid {
                 continue;
             }
-            let mut p = p;
-            p.neg_r = AffinePoint {
-                x: w.xs[t],
-                y: w.ys[t],
-                infinity: false,
+            if keep != t {
+                w.prep[keep] = p;
             }
-            .neg();
-            w.prep[keep] = p;
             keep += 1;
         }
         w.prep.truncate(keep);
