@@ -4,7 +4,8 @@
 //! Pure random bytes are almost never valid signatures, so the input drives a generator: it
 //! picks a few signing keys, signs messages with them (valid signatures exercise the batch
 //! equation and the MSM), then applies input-chosen mutations (bit flips in key, message and
-//! signature, copied nonces, raw bytes, s or r pushed past n or p, duplicates).
+//! signature, copied nonces, raw bytes, s or r pushed past n or p, duplicates). One input in 16
+//! is padded with valid signatures to 300 and also checked through `verify_batch_two_threads`.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -27,6 +28,9 @@ fn take<const N: usize>(data: &mut &[u8]) -> [u8; N] {
 fuzz_target!(|input: &[u8]| {
     let mut data = input;
     let [count, nkeys] = take::<2>(&mut data);
+    // One input in 16: the batch is padded to 300 signatures and also goes through
+    // verify_batch_two_threads (which splits work in two from 256 items on).
+    let large = nkeys >= 240;
     let count = count as usize % 80;
     let nkeys = 1 + nkeys as usize % 8;
     let secp = Secp256k1::new();
@@ -71,6 +75,16 @@ fuzz_target!(|input: &[u8]| {
         }
         sigs.push(e);
     }
+    if large {
+        for j in sigs.len()..300 {
+            let kp = &keys[j % nkeys];
+            let mut msg = [0u8; 32];
+            msg[..8].copy_from_slice(&(j as u64).to_le_bytes());
+            msg[31] = 0xa5;
+            let sig = secp.sign_schnorr_no_aux_rand(&msg, kp).to_byte_array();
+            sigs.push((kp.x_only_public_key().0.serialize(), msg, sig));
+        }
+    }
     let refs: Vec<SigRef<'_>> = sigs
         .iter()
         .map(|s| SigRef {
@@ -87,5 +101,10 @@ fuzz_target!(|input: &[u8]| {
         assert_eq!(ok, want, "per-signature verdicts differ from libsecp256k1");
         assert_eq!(all, want.iter().all(|&b| b));
         assert_eq!(v.verify_all(&refs), all);
+        if large {
+            let two = v.verify_batch_two_threads(&refs, &mut ok);
+            assert_eq!(ok, want, "two threads: verdicts differ from libsecp256k1");
+            assert_eq!(two, all);
+        }
     });
 });
