@@ -408,6 +408,40 @@ fn sqrt_on_residues_and_non_residues() {
 }
 
 #[test]
+fn sqrt_pair_matches_sqrt() {
+    // Every mix of residue and non-residue in the two lanes, maximum magnitude included.
+    let mut xs = inputs(60 * common::scale());
+    let squares: Vec<FieldElement> = xs.iter().map(FieldElement::square).collect();
+    xs.extend(squares);
+    xs.push(max_with_magnitude(32));
+    xs.push(FieldElement::from_u64(7));
+    xs.push(FieldElement::ZERO);
+    let (mut some, mut none) = (0, 0);
+    for (i, a) in xs.iter().enumerate() {
+        let b = &xs[(i * 7 + 3) % xs.len()];
+        let (ra, rb) = FieldElement::sqrt_pair_vartime(a, b);
+        let (ea, eb) = (a.sqrt_vartime(), b.sqrt_vartime());
+        assert_eq!(
+            ra.map(|r| r.to_bytes()),
+            ea.map(|r| r.to_bytes()),
+            "lane 0, {i}"
+        );
+        assert_eq!(
+            rb.map(|r| r.to_bytes()),
+            eb.map(|r| r.to_bytes()),
+            "lane 1, {i}"
+        );
+        if let Some(r) = ra {
+            assert_eq!(r.raw_limbs(), r.to_limbs_normalized(), "root is normalized");
+            some += 1;
+        } else {
+            none += 1;
+        }
+    }
+    assert!(some > 20 && none > 20, "{some} roots, {none} non-residues");
+}
+
+#[test]
 fn batch_invert_with_zeros_at_every_position() {
     let p = p();
     let e = &p - 2u32;

@@ -312,6 +312,17 @@ fn lift_x_matches_xonly_parsing() {
         }
         if let Some(fe) = FieldElement::from_bytes(x) {
             assert_eq!(AffinePoint::lift_x_vartime(&fe), ours);
+            // In either lane of a pair, next to G (liftable) or 0 (not).
+            for other in [AffinePoint::GENERATOR.x, FieldElement::ZERO] {
+                let (a, b) = AffinePoint::lift_x_pair_vartime(&fe, &other);
+                assert_eq!(a, ours, "lane 0");
+                assert_eq!(b, AffinePoint::lift_x_vartime(&other));
+                assert_eq!(
+                    AffinePoint::lift_x_pair_vartime(&other, &fe).1,
+                    ours,
+                    "lane 1"
+                );
+            }
             // Unreduced input of higher magnitude lifts to the same point.
             assert_eq!(AffinePoint::lift_x_vartime(&inflate(&fe, 3)), ours);
         }

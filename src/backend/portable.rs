@@ -5,18 +5,28 @@ use crate::arithmetic::field::FieldElement;
 use crate::arithmetic::group::AffinePoint;
 
 /// See [`crate::backend::lift_x_many_vartime`]; lengths already checked.
+/// Two at a time ([`AffinePoint::lift_x_pair_vartime`]: the square roots' chains overlap).
 pub(crate) fn lift_x_many_vartime(xs: &[FieldElement], ys: &mut [FieldElement], ok: &mut [bool]) {
-    for ((x, y), ok) in xs.iter().zip(ys.iter_mut()).zip(ok.iter_mut()) {
-        match AffinePoint::lift_x_vartime(x) {
-            Some(p) => {
-                *y = p.y.normalize();
-                *ok = true;
-            }
-            None => {
-                *y = FieldElement::ZERO;
-                *ok = false;
-            }
-        }
+    let set = |p: Option<AffinePoint>, y: &mut FieldElement, ok: &mut bool| {
+        *ok = p.is_some();
+        *y = p.map_or(FieldElement::ZERO, |p| p.y.normalize());
+    };
+    let mut pairs_x = xs.chunks_exact(2);
+    let mut pairs_y = ys.chunks_exact_mut(2);
+    let mut pairs_ok = ok.chunks_exact_mut(2);
+    for ((x, y), ok) in (&mut pairs_x).zip(&mut pairs_y).zip(&mut pairs_ok) {
+        let (p0, p1) = AffinePoint::lift_x_pair_vartime(&x[0], &x[1]);
+        let (y0, y1) = y.split_at_mut(1);
+        let (ok0, ok1) = ok.split_at_mut(1);
+        set(p0, &mut y0[0], &mut ok0[0]);
+        set(p1, &mut y1[0], &mut ok1[0]);
+    }
+    let rest = pairs_x.remainder().iter();
+    let rest = rest
+        .zip(pairs_y.into_remainder())
+        .zip(pairs_ok.into_remainder());
+    for ((x, y), ok) in rest {
+        set(AffinePoint::lift_x_vartime(x), y, ok);
     }
 }
 
