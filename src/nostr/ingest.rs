@@ -37,7 +37,7 @@
 //! * **Workers.** Batches wait in one FIFO queue and run on [`IngestConfig::workers`] std
 //!   threads (default one per core), off the async executor; each thread uses its own
 //!   thread-local [`Verifier`](crate::Verifier) (see [`with_thread_verifier`](crate::with_thread_verifier)),
-//!   and the workers share one [`SharedKeyCache`](crate::SharedKeyCache), so each new author
+//!   and the workers share one [`SharedKeyCache`], so each new author
 //!   is lifted once, not once per worker.
 //!   Verdicts are exactly [`VerifyBatchExt::verify_batch`](crate::VerifyBatchExt::verify_batch)'s.
 //! * **Back-pressure.** At most [`IngestConfig::capacity`] events are in the service at once
