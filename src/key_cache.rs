@@ -177,30 +177,23 @@ mod tests {
 
     #[test]
     fn lru_within_a_set() {
-        // One set only: capacity WAYS.
+        // One set only: capacity WAYS. After each round's touch, the next insert evicts the
+        // least recently used key: `get` refreshes a key, `peek` does not.
         let mut c = KeyCache::with_capacity(WAYS);
         for i in 0..WAYS as u32 {
             c.insert(&key(i), i);
         }
-        // Touch key 0, so key 1 is now the least recently used.
+        // Touch key 0 with get: key 1 is now the least recently used.
         assert!(c.get(&key(0)).is_some());
         c.insert(&key(100), 100);
         assert!(c.get(&key(1)).is_none());
         assert!(c.get(&key(0)).is_some());
         assert_eq!(c.len(), WAYS);
-    }
-
-    #[test]
-    fn peek_does_not_refresh() {
-        let mut c = KeyCache::with_capacity(WAYS);
-        for i in 0..WAYS as u32 {
-            c.insert(&key(i), i);
-        }
-        // Peeking at key 0 leaves it the least recently used: it is the one evicted.
-        assert!(c.peek(&key(0)).is_some());
-        c.insert(&key(100), 100);
-        assert!(c.peek(&key(0)).is_none());
-        assert!(c.peek(&key(1)).is_some());
+        // Key 2 is now the oldest; peeking at it leaves it so, and it is the one evicted.
+        assert!(c.peek(&key(2)).is_some());
+        c.insert(&key(101), 101);
+        assert!(c.peek(&key(2)).is_none());
+        assert!(c.peek(&key(3)).is_some());
     }
 
     #[test]
