@@ -42,14 +42,7 @@ fn benches(c: &mut Criterion<ThreadCpuTime>) {
     for n in [16usize, 64, 256, 1024] {
         for (name, keys) in [("distinct", n), ("8 keys", 8)] {
             let owned = make(n, keys, n as u64 + keys as u64);
-            let refs: Vec<SigRef<'_>> = owned
-                .iter()
-                .map(|o| SigRef {
-                    pubkey: &o.0,
-                    msg: &o.1,
-                    sig: &o.2,
-                })
-                .collect();
+            let refs: Vec<SigRef<'_>> = owned.iter().map(SigRef::from).collect();
             g.throughput(Throughput::Elements(n as u64));
             let mut ok = Vec::new();
             g.bench_with_input(

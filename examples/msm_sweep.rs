@@ -136,14 +136,7 @@ fn main() {
                 )
             })
             .collect();
-        let refs: Vec<SigRef<'_>> = owned
-            .iter()
-            .map(|o| SigRef {
-                pubkey: &o.0,
-                msg: &o.1,
-                sig: &o.2,
-            })
-            .collect();
+        let refs: Vec<SigRef<'_>> = owned.iter().map(SigRef::from).collect();
         let mut one = Vec::new();
         let mut all = Vec::new();
         for _ in 0..rounds {

@@ -27,14 +27,7 @@ fn main() {
             )
         })
         .collect();
-    let refs: Vec<SigRef<'_>> = owned
-        .iter()
-        .map(|o| SigRef {
-            pubkey: &o.0,
-            msg: &o.1,
-            sig: &o.2,
-        })
-        .collect();
+    let refs: Vec<SigRef<'_>> = owned.iter().map(SigRef::from).collect();
     let mut ok = Vec::new();
     for _ in 0..iters {
         // A fresh verifier each time: cold key cache, as in the benchmark.

@@ -19,6 +19,20 @@ pub struct SigRef<'a> {
     pub sig: &'a [u8; 64],
 }
 
+impl<'a> From<&'a ([u8; 32], [u8; 32], [u8; 64])> for SigRef<'a> {
+    /// Borrows an owned `(pubkey, msg, sig)` triple.
+    ///
+    /// ```
+    /// use nostr_verify::SigRef;
+    /// let owned = vec![([1u8; 32], [2u8; 32], [3u8; 64])];
+    /// let refs: Vec<SigRef<'_>> = owned.iter().map(SigRef::from).collect();
+    /// assert_eq!(refs[0].sig, &[3u8; 64]);
+    /// ```
+    fn from((pubkey, msg, sig): &'a ([u8; 32], [u8; 32], [u8; 64])) -> Self {
+        SigRef { pubkey, msg, sig }
+    }
+}
+
 /// The shared libsecp256k1 verification context.
 pub(crate) fn secp() -> &'static Secp256k1<VerifyOnly> {
     static CTX: OnceLock<Secp256k1<VerifyOnly>> = OnceLock::new();

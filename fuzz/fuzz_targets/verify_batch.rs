@@ -85,14 +85,7 @@ fuzz_target!(|input: &[u8]| {
             sigs.push((kp.x_only_public_key().0.serialize(), msg, sig));
         }
     }
-    let refs: Vec<SigRef<'_>> = sigs
-        .iter()
-        .map(|s| SigRef {
-            pubkey: &s.0,
-            msg: &s.1,
-            sig: &s.2,
-        })
-        .collect();
+    let refs: Vec<SigRef<'_>> = sigs.iter().map(SigRef::from).collect();
     let want: Vec<bool> = refs.iter().map(nostr_verify::verify_one).collect();
     VERIFIER.with(|v| {
         let mut v = v.borrow_mut();
