@@ -19,10 +19,11 @@ use nostr_verify::{SigRef, Verifier};
 use secp256k1::{Keypair, Secp256k1};
 use std::hint::black_box;
 
-/// Thread CPU time in nanoseconds (immune to other processes stealing the core).
-fn cpu_ns() -> u64 {
-    cpu_time::ThreadTime::now().as_duration().as_nanos() as u64
-}
+// Thread CPU time (immune to other processes stealing the core) and the median, shared with
+// the benches.
+#[path = "../benches/support/cpu_time.rs"]
+mod support;
+use support::{median, thread_cpu_ns as cpu_ns};
 
 struct Owned {
     pk: [u8; 32],
@@ -60,11 +61,6 @@ fn make(rng: &mut rand::rngs::ThreadRng, n: usize, keys: usize) -> Vec<Owned> {
             }
         })
         .collect()
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
 }
 
 struct Case {
@@ -263,8 +259,8 @@ fn main() {
         .collect();
     let count = all.len();
     for (i, c) in all.into_iter().enumerate() {
-        let b = median(&mut c.base);
-        let o = median(&mut c.ours);
+        let b = median(&c.base);
+        let o = median(&c.ours);
         let ratio = b / o;
         println!(
             "| {} | {} | {} | {:.2} | {:.2} | {:.2}x |",

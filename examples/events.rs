@@ -23,6 +23,9 @@ use nostr_verify::nostr::{compute_id, id_preimage};
 use nostr_verify::{Verdict, VerifyBatchExt};
 use std::hint::black_box;
 use std::time::Instant;
+#[path = "../benches/support/cpu_time.rs"]
+mod support;
+use support::{median, min};
 
 /// This thread's CPU time in seconds.
 fn thread_cpu_seconds() -> f64 {
@@ -45,16 +48,6 @@ fn on_fresh_thread<R: Send>(f: impl FnOnce() -> R + Send) -> (R, f64) {
         .join()
         .expect("benchmark thread")
     })
-}
-
-fn median(v: &[f64]) -> f64 {
-    let mut v = v.to_vec();
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
-fn min(v: &[f64]) -> f64 {
-    v.iter().copied().fold(f64::INFINITY, f64::min)
 }
 
 fn reference(events: &[Event]) -> Vec<Verdict> {

@@ -12,6 +12,7 @@
 
 #[path = "../benches/support/cpu_time.rs"]
 mod cpu_time;
+use cpu_time::{median, min};
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -35,16 +36,6 @@ fn wall<R>(f: impl FnOnce() -> R) -> f64 {
     let t0 = Instant::now();
     black_box(f());
     t0.elapsed().as_secs_f64()
-}
-
-fn median(v: &[f64]) -> f64 {
-    let mut v = v.to_vec();
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
-fn min(v: &[f64]) -> f64 {
-    v.iter().copied().fold(f64::INFINITY, f64::min)
 }
 
 /// µs per message.

@@ -9,9 +9,9 @@ use nostr_verify::{SigRef, Verifier};
 use secp256k1::{Keypair, Secp256k1};
 use std::hint::black_box;
 
-fn cpu_ns() -> u64 {
-    cpu_time::ThreadTime::now().as_duration().as_nanos() as u64
-}
+#[path = "../benches/support/cpu_time.rs"]
+mod support;
+use support::{median, thread_cpu_ns as cpu_ns};
 
 fn xorshift(s: &mut u64) -> u64 {
     *s ^= *s << 13;
@@ -35,11 +35,6 @@ fn terms(n: usize, seed: &mut u64) -> (Vec<AffinePoint>, Vec<u128>) {
         .map(|_| ((xorshift(seed) as u128) << 64) | xorshift(seed) as u128)
         .collect();
     (pts, ks)
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
 }
 
 fn main() {
@@ -84,7 +79,7 @@ fn main() {
                     (cpu_ns() - t0) as f64 / 1e3 / n as f64
                 })
                 .collect();
-            row.push((format!("Strauss w={w}"), median(t)));
+            row.push((format!("Strauss w={w}"), median(&t)));
         }
         for c in cs {
             if (c >= 9 && n < 256) || (c <= 4 && n > 1024) {
@@ -98,7 +93,7 @@ fn main() {
                     (cpu_ns() - t0) as f64 / 1e3 / n as f64
                 })
                 .collect();
-            row.push((format!("Pippenger c={c}"), median(t)));
+            row.push((format!("Pippenger c={c}"), median(&t)));
         }
         let best = row
             .iter()
@@ -150,6 +145,6 @@ fn main() {
             one.push((t1 - t0) as f64 / 1e3 / n as f64);
             all.push((t2 - t1) as f64 / 1e3 / n as f64);
         }
-        println!("| {n} | {:.2} | {:.2} |", median(one), median(all));
+        println!("| {n} | {:.2} | {:.2} |", median(&one), median(&all));
     }
 }

@@ -76,7 +76,7 @@ pub(crate) fn median_ns(samples: usize, iters: usize, mut f: impl FnMut()) -> f6
     for _ in 0..iters {
         f(); // warm-up
     }
-    let mut per_call: Vec<f64> = (0..samples)
+    let per_call: Vec<f64> = (0..samples)
         .map(|_| {
             let t = thread_cpu_ns();
             for _ in 0..iters {
@@ -85,8 +85,22 @@ pub(crate) fn median_ns(samples: usize, iters: usize, mut f: impl FnMut()) -> f6
             (thread_cpu_ns() - t) as f64 / iters as f64
         })
         .collect();
-    per_call.sort_by(f64::total_cmp);
-    per_call[per_call.len() / 2]
+    median(&per_call)
+}
+
+/// The median of `v` (the upper one for an even count).
+///
+/// # Panics
+/// If `v` is empty.
+pub(crate) fn median(v: &[f64]) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// The smallest value of `v` (infinity when empty).
+pub(crate) fn min(v: &[f64]) -> f64 {
+    v.iter().copied().fold(f64::INFINITY, f64::min)
 }
 
 /// The `main` of a bench that also prints a summary table: criterion (thread CPU time, 0.3 s
