@@ -13,7 +13,7 @@ mod cpu_time;
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput};
-use nostr_verify::arithmetic::field::FieldElement;
+use nostr_verify::arithmetic::field::{FieldElement, FieldElement4x64};
 use rand::{rngs::StdRng, RngCore, SeedableRng};
 
 use cpu_time::{median_ns, ThreadCpuTime};
@@ -131,6 +131,29 @@ fn summary() {
         FieldElement::batch_invert_vartime(black_box(&mut buf), &mut scratch);
     }) / COUNT as f64;
     black_box((x, z));
+    // The portable backend's 4×64-bit kernels on the same values.
+    let y4: [FieldElement4x64; CHAINS] = core::array::from_fn(|i| FieldElement4x64::from_fe(&v[i]));
+    let mut x4: [FieldElement4x64; CHAINS] =
+        core::array::from_fn(|i| FieldElement4x64::from_fe(&v[i + 8]));
+    let mul4 = median_ns(samples, 2000, || {
+        for i in 0..CHAINS {
+            x4[i] = x4[i].mul(black_box(&y4[i]));
+        }
+    }) / CHAINS as f64;
+    let sqr4 = median_ns(samples, 2000, || {
+        for xi in x4.iter_mut() {
+            *xi = xi.square();
+        }
+    }) / CHAINS as f64;
+    let sqrt4 = median_ns(samples, 100, || {
+        i = (i + 2) % COUNT;
+        let (a, b) = (y4[i % CHAINS], x4[(i + 1) % CHAINS]);
+        black_box(FieldElement4x64::sqrt_pair_vartime(
+            black_box(&a),
+            black_box(&b),
+        ));
+    }) / 2.0;
+    black_box(x4);
 
     println!("\nSummary (median thread CPU time per op, {samples} samples):");
     println!("| op | ours | libsecp256k1 (PERFORMANCE.md §2) | ratio |");
@@ -155,6 +178,19 @@ fn summary() {
         inv / 1020.0
     );
     println!("| batch_invert_vartime, per element (n = {COUNT}) | {batch:.1} ns | | |");
+    println!(
+        "| 4×64 mul, 8 chains (portable backend) | {mul4:.1} ns | 17.6 ns | {:.2}× |",
+        mul4 / 17.6
+    );
+    println!(
+        "| 4×64 sqr, 8 chains (portable backend) | {sqr4:.1} ns | 14.4 ns | {:.2}× |",
+        sqr4 / 14.4
+    );
+    println!(
+        "| 4×64 sqrt, two interleaved, per root | {:.2} µs | 4.48 µs | {:.2}× |",
+        sqrt4 / 1e3,
+        sqrt4 / 4480.0
+    );
 }
 
 fn main() {

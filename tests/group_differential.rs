@@ -9,6 +9,7 @@ mod common;
 use nostr_verify::arithmetic::constants::{BETA, LAMBDA_BYTES};
 use nostr_verify::arithmetic::field::FieldElement;
 use nostr_verify::arithmetic::group::{AffinePoint, JacobianPoint};
+use nostr_verify::backend::Backend;
 use num_bigint::BigUint;
 use num_traits::One;
 use rand::{Rng, RngCore, SeedableRng};
@@ -312,16 +313,20 @@ fn lift_x_matches_xonly_parsing() {
         }
         if let Some(fe) = FieldElement::from_bytes(x) {
             assert_eq!(AffinePoint::lift_x_vartime(&fe), ours);
-            // In either lane of a pair, next to G (liftable) or 0 (not).
+            // Through the portable backend, which lifts in pairs: in either lane of a pair,
+            // next to G (liftable) or 0 (not).
             for other in [AffinePoint::GENERATOR.x, FieldElement::ZERO] {
-                let (a, b) = AffinePoint::lift_x_pair_vartime(&fe, &other);
-                assert_eq!(a, ours, "lane 0");
-                assert_eq!(b, AffinePoint::lift_x_vartime(&other));
-                assert_eq!(
-                    AffinePoint::lift_x_pair_vartime(&other, &fe).1,
-                    ours,
-                    "lane 1"
-                );
+                for (xs, lane) in [([fe, other], 0), ([other, fe], 1)] {
+                    let (mut ys, mut ok) = ([FieldElement::ONE; 2], [false; 2]);
+                    Backend::Portable.lift_x_many_vartime(&xs, &mut ys, &mut ok);
+                    let got = ok[lane].then(|| AffinePoint {
+                        x: fe.normalize(),
+                        y: ys[lane],
+                        infinity: false,
+                    });
+                    assert_eq!(got, ours, "portable lift, lane {lane}");
+                    assert_eq!(ok[1 - lane], AffinePoint::lift_x_vartime(&other).is_some());
+                }
             }
             // Unreduced input of higher magnitude lifts to the same point.
             assert_eq!(AffinePoint::lift_x_vartime(&inflate(&fe, 3)), ours);

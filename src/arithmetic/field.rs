@@ -17,11 +17,13 @@
 //! The `_vartime` operations (inversion, square root, batch inversion, `eq_vartime`)
 //! branch on their inputs. The crate only ever feeds them public data.
 
+mod field_4x64;
 mod field_5x52;
 
 #[cfg(debug_assertions)]
 mod checked;
 
+pub use field_4x64::FieldElement4x64;
 pub use field_5x52::FieldElement5x52;
 
 #[cfg(debug_assertions)]
@@ -379,47 +381,6 @@ impl FieldElement {
         } else {
             None
         }
-    }
-
-    /// [`Self::sqrt_vartime`] of two elements at once: the same addition chain on both, step
-    /// by step, so that the CPU overlaps the two independent chains of squarings (measured on
-    /// this machine's Zen 4: 4.2 → 3.6 µs per root; three or four chains at once were slower,
-    /// from register pressure).
-    ///
-    /// # Magnitude
-    /// Inputs ≤ 32 (as [`Self::sqrt_vartime`]); roots normalized.
-    ///
-    /// # Variable time
-    /// As [`Self::sqrt_vartime`].
-    #[rustfmt::skip]
-    pub fn sqrt_pair_vartime(a: &Self, b: &Self) -> (Option<Self>, Option<Self>) {
-        fn pow2k(mut x: [FieldElement; 2], k: u32) -> [FieldElement; 2] {
-            for _ in 0..k {
-                x = [x[0].square(), x[1].square()];
-            }
-            x
-        }
-        fn mul(x: [FieldElement; 2], y: &[FieldElement; 2]) -> [FieldElement; 2] {
-            [x[0].mul(&y[0]), x[1].mul(&y[1])]
-        }
-        // The chain of `pow_chain_prefix` and `sqrt_vartime`, on both lanes.
-        let x1 = [a.normalize_weak(), b.normalize_weak()];
-        let x2   = mul(pow2k(x1, 1), &x1);
-        let x3   = mul(pow2k(x2, 1), &x1);
-        let x6   = mul(pow2k(x3, 3), &x3);
-        let x9   = mul(pow2k(x6, 3), &x3);
-        let x11  = mul(pow2k(x9, 2), &x2);
-        let x22  = mul(pow2k(x11, 11), &x11);
-        let x44  = mul(pow2k(x22, 22), &x22);
-        let x88  = mul(pow2k(x44, 44), &x44);
-        let x176 = mul(pow2k(x88, 88), &x88);
-        let x220 = mul(pow2k(x176, 44), &x44);
-        let x223 = mul(pow2k(x220, 3), &x3);
-        let t    = mul(pow2k(x223, 23), &x22);
-        let t    = mul(pow2k(t, 6), &x2);
-        let y    = pow2k(t, 2);
-        let root = |y: &Self, x: &Self| y.square().eq_vartime(x).then(|| y.normalize());
-        (root(&y[0], &x1[0]), root(&y[1], &x1[1]))
     }
 
     /// Inverts every element of `elems` in place with one inversion (Montgomery's trick).

@@ -104,25 +104,6 @@ impl AffinePoint {
         })
     }
 
-    /// [`Self::lift_x_vartime`] of two x at once (the square roots interleaved with
-    /// [`FieldElement::sqrt_pair_vartime`]): the portable backend lifts pairs this way.
-    ///
-    /// # Variable time
-    /// As [`Self::lift_x_vartime`].
-    pub fn lift_x_pair_vartime(a: &FieldElement, b: &FieldElement) -> (Option<Self>, Option<Self>) {
-        let (ya, yb) = FieldElement::sqrt_pair_vartime(&curve_rhs(a), &curve_rhs(b));
-        let point = |x: &FieldElement, y: FieldElement| Self {
-            x: x.normalize(),
-            y: if y.is_odd() {
-                y.negate(1).normalize()
-            } else {
-                y
-            },
-            infinity: false,
-        };
-        (ya.map(|y| point(a, y)), yb.map(|y| point(b, y)))
-    }
-
     /// [`Self::lift_x_vartime`] on 32 big-endian bytes; also `None` if x `≥ p` (BIP-340
     /// rejects such keys rather than reducing them).
     ///

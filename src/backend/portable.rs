@@ -1,67 +1,117 @@
 //! The portable arm: the backend operations on [`FieldElement`] and [`AffinePoint`], one
 //! element at a time. Values are identical to the SIMD arms' (all outputs normalized).
 
-use crate::arithmetic::field::FieldElement;
+use crate::arithmetic::field::{FieldElement, FieldElement4x64 as F};
 use crate::arithmetic::group::AffinePoint;
 
 /// See [`crate::backend::lift_x_many_vartime`]; lengths already checked.
-/// Two at a time ([`AffinePoint::lift_x_pair_vartime`]: the square roots' chains overlap).
+///
+/// Two at a time in [`crate::arithmetic::field::FieldElement4x64`] ([`F::sqrt_pair_vartime`]: the
+/// square roots' chains overlap, and 4×64-bit words multiply faster than 5×52 limbs).
 pub(crate) fn lift_x_many_vartime(xs: &[FieldElement], ys: &mut [FieldElement], ok: &mut [bool]) {
-    let set = |p: Option<AffinePoint>, y: &mut FieldElement, ok: &mut bool| {
-        *ok = p.is_some();
-        *y = p.map_or(FieldElement::ZERO, |p| p.y.normalize());
+    let seven = F::from_fe(&FieldElement::from_u64(7));
+    // x³ + 7 for one x.
+    let rhs = |x: &FieldElement| {
+        let x = F::from_fe(x);
+        x.square().mul(&x).add(&seven)
+    };
+    // The even root, normalized, or 0 and `false` for a non-residue.
+    let set = |r: Option<F>, y: &mut FieldElement, ok: &mut bool| {
+        *ok = r.is_some();
+        *y = r.map_or(FieldElement::ZERO, |r| {
+            if r.is_odd() { r.neg() } else { r }.to_fe()
+        });
     };
     let mut pairs_x = xs.chunks_exact(2);
     let mut pairs_y = ys.chunks_exact_mut(2);
     let mut pairs_ok = ok.chunks_exact_mut(2);
     for ((x, y), ok) in (&mut pairs_x).zip(&mut pairs_y).zip(&mut pairs_ok) {
-        let (p0, p1) = AffinePoint::lift_x_pair_vartime(&x[0], &x[1]);
+        let (r0, r1) = F::sqrt_pair_vartime(&rhs(&x[0]), &rhs(&x[1]));
         let (y0, y1) = y.split_at_mut(1);
         let (ok0, ok1) = ok.split_at_mut(1);
-        set(p0, &mut y0[0], &mut ok0[0]);
-        set(p1, &mut y1[0], &mut ok1[0]);
+        set(r0, &mut y0[0], &mut ok0[0]);
+        set(r1, &mut y1[0], &mut ok1[0]);
     }
     let rest = pairs_x.remainder().iter();
     let rest = rest
         .zip(pairs_y.into_remainder())
         .zip(pairs_ok.into_remainder());
     for ((x, y), ok) in rest {
-        set(AffinePoint::lift_x_vartime(x), y, ok);
+        // A lone x is paired with itself (the second root is discarded).
+        let c = rhs(x);
+        set(F::sqrt_pair_vartime(&c, &c).0, y, ok);
     }
 }
 
 /// The portable arm's part of [`crate::backend::PairScratch`].
 #[derive(Debug, Default)]
 pub(crate) struct PairBuf {
-    inv: Vec<FieldElement>,
-    prefix: Vec<FieldElement>,
+    /// Δx of every pair, then its inverse.
+    inv: Vec<F>,
+    /// Prefix products of the nonzero Δx (Montgomery's trick).
+    prefix: Vec<F>,
 }
 
 /// See [`crate::backend::add_affine_pairs_vartime`]; lengths already checked.
+///
+/// Computed in [`crate::arithmetic::field::FieldElement4x64`] (converted on the way in and out): λ = Δy/Δx with one
+/// inversion for all pairs, x₃ = λ² − x₁ − x₂, y₃ = λ·(x₁ − x₃) − y₁.
 pub(crate) fn add_affine_pairs_vartime(
     a: &[AffinePoint],
     b: &[AffinePoint],
     out: &mut [AffinePoint],
     buf: &mut PairBuf,
 ) {
-    // Δx for every pair (magnitude 1 + 2 = 3), inverted together; a zero Δx stays 0, so that
-    // pair gets λ = 0 and the others are unaffected.
     let PairBuf { inv, prefix } = buf;
     inv.clear();
-    inv.extend(a.iter().zip(b).map(|(p, q)| q.x.add(&p.x.negate(1))));
-    prefix.clear();
-    FieldElement::batch_invert_vartime(inv, prefix);
+    inv.extend(
+        a.iter()
+            .zip(b)
+            .map(|(p, q)| F::from_fe(&q.x).sub(&F::from_fe(&p.x))),
+    );
+    batch_invert(inv, prefix);
+    // A zero Δx was left 0, so that pair gets λ = 0 and the others are unaffected.
     for (((p, q), inv), o) in a.iter().zip(b).zip(inv.iter()).zip(out.iter_mut()) {
-        let dy = q.y.add(&p.y.negate(1)); // magnitude 3
-        let l = dy.mul(inv); // λ, magnitude 1
-                             // x₃ = λ² − x₁ − x₂ (magnitude 1 + 2 + 2 = 5)
-        let x3 = l.square().add(&p.x.negate(1)).add(&q.x.negate(1));
-        // y₃ = λ·(x₁ − x₃) − y₁: x₁ − x₃ has magnitude 1 + 6 = 7 ≤ 8 (mul's limit).
-        let y3 = l.mul(&p.x.add(&x3.negate(5))).add(&p.y.negate(1));
+        let (x1, y1) = (F::from_fe(&p.x), F::from_fe(&p.y));
+        let (x2, y2) = (F::from_fe(&q.x), F::from_fe(&q.y));
+        let l = y2.sub(&y1).mul(inv);
+        let x3 = l.square().sub(&x1).sub(&x2);
+        let y3 = l.mul(&x1.sub(&x3)).sub(&y1);
         *o = AffinePoint {
-            x: x3.normalize(),
-            y: y3.normalize(),
+            x: x3.to_fe(),
+            y: y3.to_fe(),
             infinity: false,
         };
+    }
+}
+
+/// Inverts every element of `elems` in place with one inversion (Montgomery's trick);
+/// elements that are 0 mod p become the word pattern 0. The one inversion is
+/// [`FieldElement::invert_vartime`] (safegcd) on the converted product.
+fn batch_invert(elems: &mut [F], prefix: &mut Vec<F>) {
+    prefix.clear();
+    let mut acc = F::ONE;
+    for e in elems.iter_mut() {
+        if e.is_zero() {
+            *e = F::ZERO;
+            continue;
+        }
+        acc = acc.mul(e);
+        prefix.push(acc);
+    }
+    if prefix.is_empty() {
+        return;
+    }
+    // acc is a product of nonzero elements, so nonzero (p is prime).
+    let mut inv = F::from_fe(&acc.to_fe().invert_vartime());
+    let mut j = prefix.len();
+    for e in elems.iter_mut().rev() {
+        if *e == F::ZERO {
+            continue;
+        }
+        j -= 1;
+        let this_inv = if j == 0 { inv } else { inv.mul(&prefix[j - 1]) };
+        inv = inv.mul(e);
+        *e = this_inv;
     }
 }
