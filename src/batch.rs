@@ -329,32 +329,51 @@ fn stage(
     transcript.finalize().into()
 }
 
-/// The weights of `prep`, whose first pair has index `first_pair` in the batch: weights
-/// `2j` and `2j + 1` are the two halves of SHA-256(seed ‖ j) (tagged), at least 1, and the
-/// batch's very first weight is 1. Sets `a`, `a·s` and `a·e`.
-fn weigh(prep: &mut [Prepared], seed: &[u8; 32], first_pair: usize) {
+/// Receives from a two-thread handover, spinning up to about 200 µs before blocking: the
+/// two halves finish close together, and waking a sleeping thread costs tens of
+/// microseconds on a virtual machine. `None` when the other side is gone.
+fn recv_spinning<T>(rx: &std::sync::mpsc::Receiver<T>) -> Option<T> {
+    use std::sync::mpsc::TryRecvError;
+    let start = std::time::Instant::now();
+    loop {
+        match rx.try_recv() {
+            Ok(v) => return Some(v),
+            Err(TryRecvError::Disconnected) => return None,
+            Err(TryRecvError::Empty) if start.elapsed().as_micros() < 200 => {
+                std::hint::spin_loop();
+            }
+            Err(TryRecvError::Empty) => return rx.recv().ok(),
+        }
+    }
+}
+
+/// The weights of `prep`, whose first entry has index `first` in the batch: weights `2j`
+/// and `2j + 1` are the two halves of SHA-256(seed ‖ j) (tagged), at least 1, and the
+/// batch's very first weight is 1. Sets `a`, `a·s` and `a·e` (an entry that did not parse
+/// gets its weight, with `s = e = 0`, and is dropped later). `first` may be odd: the pair
+/// that straddles two calls is hashed by both.
+fn weigh(prep: &mut [Prepared], seed: &[u8; 32], first: usize) {
     let mid = weights_midstate();
     let mut block = [0u8; 40];
     block[..32].copy_from_slice(seed);
-    for (j, two) in prep.chunks_mut(2).enumerate() {
-        let pair = first_pair + j;
-        block[32..].copy_from_slice(&(pair as u64).to_le_bytes());
-        let h = finish_from_midstate(mid, &block);
-        let (h0, h1) = h.split_at(16);
-        let weights = [
-            if pair == 0 {
-                1
-            } else {
-                u128::from_le_bytes(h0.try_into().unwrap_or_default()).max(1)
-            },
-            u128::from_le_bytes(h1.try_into().unwrap_or_default()).max(1),
-        ];
-        for (p, a) in two.iter_mut().zip(weights) {
-            let sa = Scalar::from_u128(a);
-            p.a = a;
-            p.a_s = sa.mul(&p.s);
-            p.a_e = sa.mul(&p.e);
+    let mut h = [0u8; 32];
+    for (i, p) in prep.iter_mut().enumerate() {
+        let index = first + i;
+        let pair = index / 2;
+        if i == 0 || index % 2 == 0 {
+            block[32..].copy_from_slice(&(pair as u64).to_le_bytes());
+            h = finish_from_midstate(mid, &block);
         }
+        let half = &h[16 * (index % 2)..][..16];
+        let a = if index == 0 {
+            1
+        } else {
+            u128::from_le_bytes(half.try_into().unwrap_or_default()).max(1)
+        };
+        let sa = Scalar::from_u128(a);
+        p.a = a;
+        p.a_s = sa.mul(&p.s);
+        p.a_e = sa.mul(&p.e);
     }
 }
 
@@ -525,11 +544,13 @@ impl Verifier {
     }
 
     /// [`Verifier::verify_batch`] using two cores for one large batch (lower latency, same
-    /// verdicts and the same weights): three fork/joins with one scoped helper thread
-    /// (`std::thread::scope`), each thread taking one half of (1) the challenge hashes and
-    /// nonce and key lifts, (2) the weights and their products, (3) the Pippenger windows of
-    /// the MSM (an odd middle window split by points). Inputs below 256 lifts / weights / MSM
-    /// points, and the sub-batches of narrowing, run on the calling thread.
+    /// verdicts and the same weights): two fork/joins with one scoped helper thread
+    /// (`std::thread::scope`). In the first, each thread parses, hashes the challenges and
+    /// lifts the nonces and cold keys of one half, the helper hands its half's transcript
+    /// digest over, and once the seed is known each weighs its half. In the second, each
+    /// takes half of the Pippenger windows of the MSM (an odd middle window split by points).
+    /// Inputs below 256 lifts or MSM points, and the sub-batches of narrowing, run on the
+    /// calling thread.
     ///
     /// For throughput with many batches, prefer one [`Verifier`] per thread with
     /// [`Verifier::verify_batch`]: that scales without any fork/join cost.
@@ -673,25 +694,65 @@ impl Verifier {
         // (the cold keys at its end). `half` splits the lifts evenly; each thread takes one
         // half when there are two.
         let half = (w.xs.len() / 2).min(nr);
+        // The weights: a seed committing to the secret, the counter and every input (the
+        // digests cover each parsed signature's challenge digest and s, including the few
+        // dropped below, which only adds inputs), then 128-bit weights from
+        // SHA-256(seed ‖ pair index) over the entries in this order (before the dropped ones
+        // are removed); a₁ = 1. Each weight is multiplied into s and e here.
+        self.counter += 1;
+        let mut head = [0u8; 32 + 8 + 8 + 8 + 64];
+        head[..32].copy_from_slice(&self.secret);
+        head[32..40].copy_from_slice(&self.counter.to_le_bytes());
+        head[40..48].copy_from_slice(&(nr as u64).to_le_bytes());
+        head[48..56].copy_from_slice(&(half as u64).to_le_bytes());
+        let seed_of = |d0: &[u8; 32], d1: &[u8; 32]| {
+            let mut head = head;
+            head[56..88].copy_from_slice(d0);
+            head[88..].copy_from_slice(d1);
+            finish_from_midstate(weights_midstate(), &head)
+        };
         let (xs0, xs1) = w.xs.split_at_mut(half);
         let (ys0, ys1) = w.ys.split_at_mut(half);
         let (ok0, ok1) = w.lifted.split_at_mut(half);
         let (prep0, prep1) = w.prep.split_at_mut(half);
-        let digests = if w.two_threads && xs0.len() + xs1.len() >= TWO_THREADS_MIN {
-            let (d0, d1) = std::thread::scope(|scope| {
-                let h = scope.spawn(|| stage(prep1, xs1, ys1, ok1, sigs));
+        // Two threads: one fork/join for staging and weighing. Each thread stages its half,
+        // the helper hands its digest over and waits for the seed, then each weighs its half.
+        let helped = if w.two_threads && xs0.len() + xs1.len() >= TWO_THREADS_MIN {
+            std::thread::scope(|scope| {
+                let (digest_tx, digest_rx) = std::sync::mpsc::sync_channel::<[u8; 32]>(1);
+                let (seed_tx, seed_rx) = std::sync::mpsc::sync_channel::<[u8; 32]>(1);
+                let h = scope.spawn(move || {
+                    digest_tx.send(stage(prep1, xs1, ys1, ok1, sigs)).ok()?;
+                    weigh(prep1, &recv_spinning(&seed_rx)?, half);
+                    Some(())
+                });
                 let d0 = stage(prep0, xs0, ys0, ok0, sigs);
-                (d0, h.join().ok())
-            });
-            // The helper cannot panic short of a bug; if it did, its half is redone here.
-            let d1 = d1.unwrap_or_else(|| stage(prep1, xs1, ys1, ok1, sigs));
-            [d0, d1]
+                let staged = recv_spinning(&digest_rx).map(|d1| {
+                    let seed = seed_of(&d0, &d1);
+                    let sent = seed_tx.send(seed).is_ok();
+                    weigh(prep0, &seed, 0);
+                    sent
+                });
+                let weighed = h.join().ok().flatten().is_some();
+                staged.map(|sent| sent && weighed)
+            })
         } else {
-            [
-                stage(prep0, xs0, ys0, ok0, sigs),
-                stage(prep1, xs1, ys1, ok1, sigs),
-            ]
+            let d0 = stage(prep0, xs0, ys0, ok0, sigs);
+            let d1 = stage(prep1, xs1, ys1, ok1, sigs);
+            weigh(&mut w.prep, &seed_of(&d0, &d1), 0);
+            Some(true)
         };
+        // The helper cannot panic short of a bug; if it did, everything is redone here
+        // (staging is idempotent, weighing overwrites).
+        if helped != Some(true) {
+            let (xs0, xs1) = w.xs.split_at_mut(half);
+            let (ys0, ys1) = w.ys.split_at_mut(half);
+            let (ok0, ok1) = w.lifted.split_at_mut(half);
+            let (prep0, prep1) = w.prep.split_at_mut(half);
+            let d0 = stage(prep0, xs0, ys0, ok0, sigs);
+            let d1 = stage(prep1, xs1, ys1, ok1, sigs);
+            weigh(&mut w.prep, &seed_of(&d0, &d1), 0);
+        }
         let mut j = nr;
         let mut to_share = self
             .shared
@@ -732,35 +793,6 @@ impl Verifier {
             keep += 1;
         }
         w.prep.truncate(keep);
-        // The weights: a seed committing to the secret, the counter and every input (the
-        // digests cover each prepared signature's challenge digest and s, including the few
-        // dropped just above, which only adds inputs), then 128-bit weights from
-        // SHA-256(seed ‖ pair index); a₁ = 1. Each weight is multiplied into s and e here.
-        self.counter += 1;
-        let mut head = [0u8; 32 + 8 + 8 + 8 + 64];
-        head[..32].copy_from_slice(&self.secret);
-        head[32..40].copy_from_slice(&self.counter.to_le_bytes());
-        head[40..48].copy_from_slice(&(nr as u64).to_le_bytes());
-        head[48..56].copy_from_slice(&(half as u64).to_le_bytes());
-        head[56..88].copy_from_slice(&digests[0]);
-        head[88..].copy_from_slice(&digests[1]);
-        let seed = finish_from_midstate(weights_midstate(), &head);
-        if w.two_threads && keep >= TWO_THREADS_MIN {
-            // An even split, so that weight pairs stay whole.
-            let split = (keep / 4) * 2;
-            let (p0, p1) = w.prep.split_at_mut(split);
-            let helped = std::thread::scope(|scope| {
-                let h = scope.spawn(|| weigh(p1, &seed, split / 2));
-                weigh(p0, &seed, 0);
-                h.join().is_ok()
-            });
-            // As above: redone here if the helper failed.
-            if !helped {
-                weigh(p1, &seed, split / 2);
-            }
-        } else {
-            weigh(&mut w.prep, &seed, 0);
-        }
         unique
     }
 
