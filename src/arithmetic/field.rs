@@ -85,6 +85,69 @@ impl FieldElement5x52 {
     }
 }
 
+/// The two operations an exponentiation chain needs. Implemented by [`FieldElement`] and by
+/// the portable backend's pair of [`FieldElement4x64`] lanes, so that one copy of each
+/// addition chain serves both representations.
+pub(crate) trait ChainOps: Copy {
+    /// `self²`.
+    fn chain_square(&self) -> Self;
+    /// `self · rhs`.
+    fn chain_mul(&self, rhs: &Self) -> Self;
+    /// `self^(2^k)`.
+    #[inline(always)]
+    fn chain_pow2k(&self, k: u32) -> Self {
+        let mut x = *self;
+        for _ in 0..k {
+            x = x.chain_square();
+        }
+        x
+    }
+}
+
+impl ChainOps for FieldElement {
+    #[inline(always)]
+    fn chain_square(&self) -> Self {
+        self.square()
+    }
+    #[inline(always)]
+    fn chain_mul(&self, rhs: &Self) -> Self {
+        self.mul(rhs)
+    }
+}
+
+/// `x^(2^k − 1)` for the run lengths k of the addition-chain prefix shared by inversion and
+/// square root (p − 2 and (p + 1)/4 both start with 223 one-bits): x2, x3, x6, x9, x11,
+/// x22, x44, x88, x176, x220, x223. Returns `(x2, x22, x223)`; 218 squarings and 10
+/// multiplications. For [`FieldElement`] the input must have magnitude ≤ 8 (every output
+/// has magnitude 1).
+#[rustfmt::skip]
+#[inline(always)]
+pub(crate) fn chain_prefix<T: ChainOps>(x1: T) -> (T, T, T) {
+    let x2   = x1.chain_square().chain_mul(&x1);        // 2^2 − 1
+    let x3   = x2.chain_square().chain_mul(&x1);        // 2^3 − 1
+    let x6   = x3.chain_pow2k(3).chain_mul(&x3);        // 2^6 − 1
+    let x9   = x6.chain_pow2k(3).chain_mul(&x3);        // 2^9 − 1
+    let x11  = x9.chain_pow2k(2).chain_mul(&x2);        // 2^11 − 1
+    let x22  = x11.chain_pow2k(11).chain_mul(&x11);     // 2^22 − 1
+    let x44  = x22.chain_pow2k(22).chain_mul(&x22);     // 2^44 − 1
+    let x88  = x44.chain_pow2k(44).chain_mul(&x44);     // 2^88 − 1
+    let x176 = x88.chain_pow2k(88).chain_mul(&x88);     // 2^176 − 1
+    let x220 = x176.chain_pow2k(44).chain_mul(&x44);    // 2^220 − 1
+    let x223 = x220.chain_pow2k(3).chain_mul(&x3);      // 2^223 − 1
+    (x2, x22, x223)
+}
+
+/// `x^((p+1)/4)`, the square-root candidate (see [`FieldElement::sqrt_vartime`]): the
+/// prefix, then ·2^23·x22, ·2^6·x2, ·2^2 (253 squarings, 13 multiplications). The caller
+/// checks it by squaring.
+#[inline(always)]
+pub(crate) fn sqrt_chain<T: ChainOps>(x1: T) -> T {
+    let (x2, x22, x223) = chain_prefix(x1);
+    let t = x223.chain_pow2k(23).chain_mul(&x22);
+    let t = t.chain_pow2k(6).chain_mul(&x2);
+    t.chain_pow2k(2)
+}
+
 impl FieldElement {
     /// Zero (normalized, magnitude 0: `ZERO.negate(0)` is valid and gives 2p).
     pub const ZERO: Self = Self(Inner::ZERO);
@@ -289,28 +352,6 @@ impl FieldElement {
         x
     }
 
-    /// `x^(2^k − 1)` for the run lengths k of the shared addition-chain prefix
-    /// (x2, x3, x6, x9, x11, x22, x44, x88, x176, x220, x223), as used by both
-    /// `invert` and `sqrt` (p − 2 and (p + 1)/4 both start with 223 one-bits).
-    ///
-    /// Returns `(x2, x22, x223)`. Cost: 218 squarings, 10 multiplications.
-    #[rustfmt::skip]
-    fn pow_chain_prefix(&self) -> (Self, Self, Self) {
-        let x1 = self.normalize_weak();
-        let x2   = x1.square().mul(&x1);        // 2^2 − 1
-        let x3   = x2.square().mul(&x1);        // 2^3 − 1
-        let x6   = x3.pow2k(3).mul(&x3);        // 2^6 − 1
-        let x9   = x6.pow2k(3).mul(&x3);        // 2^9 − 1
-        let x11  = x9.pow2k(2).mul(&x2);        // 2^11 − 1
-        let x22  = x11.pow2k(11).mul(&x11);     // 2^22 − 1
-        let x44  = x22.pow2k(22).mul(&x22);     // 2^44 − 1
-        let x88  = x44.pow2k(44).mul(&x44);     // 2^88 − 1
-        let x176 = x88.pow2k(88).mul(&x88);     // 2^176 − 1
-        let x220 = x176.pow2k(44).mul(&x44);    // 2^220 − 1
-        let x223 = x220.pow2k(3).mul(&x3);      // 2^223 − 1
-        (x2, x22, x223)
-    }
-
     /// `self^(−1)` by Fermat's little theorem, `self^(p−2)`; 0 maps to 0.
     ///
     /// p − 2 = 2^256 − 2^32 − 979 has bits: 223 ones, a zero, 22 ones, then
@@ -325,7 +366,7 @@ impl FieldElement {
     #[rustfmt::skip]
     pub fn invert_fermat(&self) -> Self {
         let x1 = self.normalize_weak();
-        let (x2, x22, x223) = x1.pow_chain_prefix();
+        let (x2, x22, x223) = chain_prefix(x1);
         let t = x223.pow2k(23).mul(&x22);
         let t = t.pow2k(5).mul(&x1);
         let t = t.pow2k(3).mul(&x2);
@@ -372,10 +413,7 @@ impl FieldElement {
     #[rustfmt::skip]
     pub fn sqrt_vartime(&self) -> Option<Self> {
         let x1 = self.normalize_weak();
-        let (x2, x22, x223) = x1.pow_chain_prefix();
-        let t = x223.pow2k(23).mul(&x22);
-        let t = t.pow2k(6).mul(&x2);
-        let y = t.pow2k(2);
+        let y = sqrt_chain(x1);
         if y.square().eq_vartime(&x1) {
             Some(y.normalize())
         } else {

@@ -18,7 +18,7 @@
 //!
 //! Reduction uses 2^256 ≡ 2^32 + 977 = 0x1000003D1 (33 bits) mod p.
 
-use super::FieldElement;
+use super::{sqrt_chain, ChainOps, FieldElement};
 
 /// 2^256 mod p (33 bits).
 const R: u64 = 0x1_0000_03D1;
@@ -290,54 +290,34 @@ impl FieldElement4x64 {
         Self(reduce512(t))
     }
 
-    /// `self^(2^k)`.
-    #[inline(always)]
-    pub fn pow2k(&self, k: u32) -> Self {
-        let mut x = *self;
-        for _ in 0..k {
-            x = x.square();
-        }
-        x
-    }
-
     /// Square roots of two elements at once, the two exponent chains interleaved step by
-    /// step so the CPU overlaps them: `x^((p+1)/4)` with libsecp256k1's chain (253
-    /// squarings, 13 multiplications, as [`FieldElement::sqrt_vartime`]), checked by squaring.
-    /// `None` for a non-residue. Roots are returned in whichever sign the chain gives.
+    /// step so the CPU overlaps them: `x^((p+1)/4)` by the crate's one copy of libsecp256k1's
+    /// chain (253 squarings, 13 multiplications, as [`FieldElement::sqrt_vartime`]), checked
+    /// by squaring. `None` for a non-residue. Roots are returned in whichever sign the chain
+    /// gives.
     ///
     /// # Variable time
     /// Only the final check branches (on public data).
-    #[rustfmt::skip]
     pub fn sqrt_pair_vartime(a: &Self, b: &Self) -> (Option<Self>, Option<Self>) {
-        type L = [FieldElement4x64; 2];
-        #[inline(always)]
-        fn pow2k(mut x: L, k: u32) -> L {
-            for _ in 0..k {
-                x = [x[0].square(), x[1].square()];
-            }
-            x
-        }
-        #[inline(always)]
-        fn mul(x: L, y: &L) -> L {
-            [x[0].mul(&y[0]), x[1].mul(&y[1])]
-        }
-        let x1: L = [*a, *b];
-        let x2   = mul(pow2k(x1, 1), &x1);      // 2^2 − 1
-        let x3   = mul(pow2k(x2, 1), &x1);      // 2^3 − 1
-        let x6   = mul(pow2k(x3, 3), &x3);
-        let x9   = mul(pow2k(x6, 3), &x3);
-        let x11  = mul(pow2k(x9, 2), &x2);
-        let x22  = mul(pow2k(x11, 11), &x11);
-        let x44  = mul(pow2k(x22, 22), &x22);
-        let x88  = mul(pow2k(x44, 44), &x44);
-        let x176 = mul(pow2k(x88, 88), &x88);
-        let x220 = mul(pow2k(x176, 44), &x44);
-        let x223 = mul(pow2k(x220, 3), &x3);
-        let t    = mul(pow2k(x223, 23), &x22);  // then ·2^6·x2, ·2^2
-        let t    = mul(pow2k(t, 6), &x2);
-        let y    = pow2k(t, 2);
+        let x = Lanes([*a, *b]);
+        let Lanes(y) = sqrt_chain(x);
         let root = |y: &Self, x: &Self| y.square().eq_mod_p(x).then_some(*y);
-        (root(&y[0], &x1[0]), root(&y[1], &x1[1]))
+        (root(&y[0], a), root(&y[1], b))
+    }
+}
+
+/// Two elements stepped through an exponentiation chain together (the square-root pair).
+#[derive(Clone, Copy)]
+struct Lanes([FieldElement4x64; 2]);
+
+impl ChainOps for Lanes {
+    #[inline(always)]
+    fn chain_square(&self) -> Self {
+        Lanes([self.0[0].square(), self.0[1].square()])
+    }
+    #[inline(always)]
+    fn chain_mul(&self, rhs: &Self) -> Self {
+        Lanes([self.0[0].mul(&rhs.0[0]), self.0[1].mul(&rhs.0[1])])
     }
 }
 
