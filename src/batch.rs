@@ -882,14 +882,25 @@ impl Verifier {
         }
         if !failed && lo == 0 && hi == self.work.prep.len() && m >= PROBE_FIRST {
             // A large batch: check one signature (picked by the weights) with libsecp256k1
-            // before the equation. If it is invalid, failures are likely dense (a flood of
-            // bad signatures): check everything one at a time instead of paying for the
-            // equation too. Otherwise it costs one single check per batch.
+            // before the equation. If it is invalid, check a second one elsewhere: if that is
+            // invalid too, failures are likely dense (a flood of bad signatures), so check
+            // everything one at a time instead of paying for the equation too. If the second
+            // is valid, the first may have been the batch's only bad signature (a 1-in-m
+            // draw): set it aside and go on with the rest. Otherwise this costs one single
+            // check per batch.
             let probe = (self.work.prep[m / 2].a as usize) % m;
             let v = self.single(sigs, probe);
             ok[self.work.prep[probe].idx as usize] = v;
             if !v {
-                for j in (0..m).filter(|&j| j != probe) {
+                let second = (probe + 1 + (self.work.prep[m / 4].a as usize) % (m - 1)) % m;
+                let v2 = self.single(sigs, second);
+                ok[self.work.prep[second].idx as usize] = v2;
+                if v2 {
+                    self.work.prep.swap(0, probe);
+                    self.narrow(sigs, ok, 1, m, false);
+                    return;
+                }
+                for j in (0..m).filter(|&j| j != probe && j != second) {
                     ok[self.work.prep[j].idx as usize] = self.single(sigs, j);
                 }
                 return;
@@ -1054,6 +1065,52 @@ mod tests {
             .collect();
         v.prepare(&refs);
         v.work.prep.iter().map(|p| (p.a, p.a_e)).collect()
+    }
+
+    /// A batch's only invalid signature, picked by the first probe (a secret is searched for
+    /// that makes it so): two single checks and one equation over the rest, never a batch's
+    /// worth of single checks.
+    #[test]
+    fn first_probe_on_the_only_bad_signature() {
+        let secp = secp256k1::Secp256k1::new();
+        let n = PROBE_FIRST;
+        let kps: Vec<secp256k1::Keypair> = (1..=8u8)
+            .map(|i| secp256k1::Keypair::from_seckey_slice(&secp, &[i; 32]).expect("key"))
+            .collect();
+        let mut owned: Vec<([u8; 32], [u8; 32], [u8; 64])> = (0..n)
+            .map(|i| {
+                let kp = &kps[i % 8];
+                let msg = [i as u8; 32];
+                let sig = secp.sign_schnorr_no_aux_rand(&msg, kp).to_byte_array();
+                (kp.x_only_public_key().0.serialize(), msg, sig)
+            })
+            .collect();
+        let bad = 37;
+        owned[bad].1[0] ^= 1;
+        let refs: Vec<SigRef<'_>> = owned.iter().map(SigRef::from).collect();
+        let secret = (0u32..20_000)
+            .map(|k| {
+                let mut s = [0u8; 32];
+                s[..4].copy_from_slice(&k.to_le_bytes());
+                s
+            })
+            .find(|s| {
+                let mut v = Verifier::with_secret(*s);
+                v.prepare(&refs);
+                let m = v.work.prep.len();
+                let probe = (v.work.prep[m / 2].a as usize) % m;
+                v.work.prep[probe].idx as usize == bad
+            })
+            .expect("a secret whose first probe is the bad signature");
+        let mut v = Verifier::with_secret(secret);
+        let mut ok = Vec::new();
+        assert!(!v.verify_batch(&refs, &mut ok));
+        let want: Vec<bool> = (0..n).map(|i| i != bad).collect();
+        assert_eq!(ok, want);
+        let st = v.stats();
+        assert_eq!(st.single_checked, 2, "{st:?}");
+        assert_eq!((st.batches, st.batches_held), (1, 1), "{st:?}");
+        assert_eq!(st.batch_accepted, n as u64 - 1, "{st:?}");
     }
 
     #[test]
