@@ -92,7 +92,14 @@ pub(crate) fn reduce512(t: [u64; 8]) -> [u64; 4] {
     }
 }
 
-/// A field element as four 64-bit words, any 256-bit value (see the [module docs](self)).
+/// A field element mod p as four little-endian 64-bit words, for the portable backend's square
+/// roots and pair additions.
+///
+/// Every 256-bit value is allowed: values in `[p, 2^256)` stand for themselves minus p, and
+/// every operation accepts and returns any 256-bit value (no magnitudes to track). Only
+/// [`FieldElement4x64::reduce`] gives the canonical value `< p`; comparisons, parity and
+/// conversion go through it. Multiplication uses `u128` products (16, plus 5 for the
+/// reduction with 2^256 ≡ 2^32 + 977); additions fold their carry back.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FieldElement4x64(pub [u64; 4]);
 
@@ -227,7 +234,7 @@ impl FieldElement4x64 {
     }
 
     /// `self · rhs` mod p: schoolbook 4×4 words (each step `a·b + t + c < 2^128`), then
-    /// [`reduce512`].
+    /// `reduce512` (fold the high half with 2^256 ≡ R).
     #[inline(always)]
     #[allow(clippy::should_implement_trait)]
     pub fn mul(&self, rhs: &Self) -> Self {
@@ -247,7 +254,7 @@ impl FieldElement4x64 {
     }
 
     /// `self²` mod p: the six cross products once, doubled by a shift, plus the four
-    /// squares, then [`reduce512`].
+    /// squares, then `reduce512`.
     #[inline(always)]
     pub fn square(&self) -> Self {
         let a = &self.0;
