@@ -85,6 +85,16 @@ impl FieldElement5x52 {
     }
 }
 
+/// `w^(−1) mod p` for little-endian words `w < p` (0 maps to 0): safegcd, the crate's one
+/// inversion for any odd modulus ([`crate::arithmetic::scalar::safegcd`]). The result is `< p`.
+/// Shared by [`FieldElement::invert_vartime`] and [`FieldElement4x64::invert_vartime`].
+pub(crate) fn invert_words_vartime(w: &[u64; 4]) -> [u64; 4] {
+    use crate::arithmetic::scalar::safegcd::{invert_vartime, Modulus};
+    /// p as four little-endian u64 words.
+    const P: Modulus = Modulus::new([0xFFFF_FFFE_FFFF_FC2F, u64::MAX, u64::MAX, u64::MAX]);
+    invert_vartime(w, &P)
+}
+
 /// The two operations an exponentiation chain needs. Implemented by [`FieldElement`] and by
 /// the portable backend's pair of [`FieldElement4x64`] lanes, so that one copy of each
 /// addition chain serves both representations.
@@ -389,12 +399,18 @@ impl FieldElement {
     /// The number of divstep batches and the work inside each depend on the input.
     #[inline]
     pub fn invert_vartime(&self) -> Self {
-        use crate::arithmetic::scalar::safegcd::{invert_vartime, Modulus};
-        /// p as four little-endian u64 words.
-        const P: Modulus = Modulus::new([0xFFFF_FFFE_FFFF_FC2F, u64::MAX, u64::MAX, u64::MAX]);
         let w = FieldElement5x52::from_limbs(self.to_limbs_normalized()).to_u64x4();
-        // The inverse is < p (0 for 0), so its limbs are normalized.
-        Self::from_limbs_unchecked(FieldElement5x52::from_u64x4(&invert_vartime(&w, &P)).limbs())
+        Self::from_u64x4_normalized(&invert_words_vartime(&w))
+    }
+
+    /// Wraps four little-endian words of a value `< p` (checked in debug builds through the
+    /// limb bounds): the radix-2^52 regrouping of [`FieldElement5x52::from_u64x4`].
+    ///
+    /// # Magnitude
+    /// Normalized.
+    #[inline(always)]
+    pub(crate) fn from_u64x4_normalized(w: &[u64; 4]) -> Self {
+        Self::from_limbs_unchecked(FieldElement5x52::from_u64x4(w).limbs())
     }
 
     /// A square root of `self`, or `None` if `self` is not a square mod p.

@@ -87,7 +87,7 @@ pub(crate) fn add_affine_pairs_vartime(
 
 /// Inverts every element of `elems` in place with one inversion (Montgomery's trick);
 /// elements that are 0 mod p become the word pattern 0. The one inversion is
-/// [`FieldElement::invert_vartime`] (safegcd) on the converted product.
+/// [`F::invert_vartime`] (safegcd) on the product.
 fn batch_invert(elems: &mut [F], prefix: &mut Vec<F>) {
     prefix.clear();
     let mut acc = F::ONE;
@@ -103,7 +103,7 @@ fn batch_invert(elems: &mut [F], prefix: &mut Vec<F>) {
         return;
     }
     // acc is a product of nonzero elements, so nonzero (p is prime).
-    let mut inv = F::from_fe(&acc.to_fe().invert_vartime());
+    let mut inv = acc.invert_vartime();
     let mut j = prefix.len();
     for e in elems.iter_mut().rev() {
         if *e == F::ZERO {

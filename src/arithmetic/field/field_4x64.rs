@@ -18,7 +18,7 @@
 //!
 //! Reduction uses 2^256 ≡ 2^32 + 977 = 0x1000003D1 (33 bits) mod p.
 
-use super::{sqrt_chain, ChainOps, FieldElement};
+use super::{invert_words_vartime, sqrt_chain, ChainOps, FieldElement};
 
 /// 2^256 mod p (33 bits).
 const R: u64 = 0x1_0000_03D1;
@@ -41,6 +41,19 @@ fn add_small(a: [u64; 4], k: u64) -> ([u64; 4], u64) {
         c >>= 64;
     }
     (r, c as u64)
+}
+
+/// `a + k` mod p, for a 256-bit `a` and `k < 2^64`: a carry out of 2^256 is worth R, and
+/// adding it can carry out again only if the wrapped sum was `≥ 2^256 − R`, rare enough for a
+/// branch; then the result is `< R`, so that second R fits.
+#[inline(always)]
+fn add_small_mod(a: [u64; 4], k: u64) -> [u64; 4] {
+    let (r, c) = add_small(a, k);
+    if c != 0 {
+        add_small(r, R).0
+    } else {
+        r
+    }
 }
 
 /// `a − k` mod 2^256, for `k < 2^64`, and the borrow (0 or 1).
@@ -131,24 +144,24 @@ impl FieldElement4x64 {
             // The usual case: normalized and magnitude-1 inputs fit in 256 bits.
             Self(w)
         } else {
-            // top < 2^11, so top·R < 2^44: the same double fold as `add`.
-            let (w, c) = add_small(w, top * R);
-            Self(add_small(w, c * R).0)
+            // top < 2^11, so top·R < 2^44.
+            Self(add_small_mod(w, top * R))
         }
     }
 
     /// Converts to the radix-2^52 element, normalized.
     #[inline(always)]
     pub fn to_fe(&self) -> FieldElement {
-        const M52: u64 = (1 << 52) - 1;
-        let w = self.reduce().0;
-        FieldElement::from_limbs_unchecked([
-            w[0] & M52,
-            ((w[0] >> 52) | (w[1] << 12)) & M52,
-            ((w[1] >> 40) | (w[2] << 24)) & M52,
-            ((w[2] >> 28) | (w[3] << 36)) & M52,
-            w[3] >> 16,
-        ])
+        FieldElement::from_u64x4_normalized(&self.reduce().0)
+    }
+
+    /// `self^(−1)`; 0 maps to 0. Safegcd on the canonical words, the same inversion as
+    /// [`FieldElement::invert_vartime`].
+    ///
+    /// # Variable time
+    /// Running time depends on the value.
+    pub fn invert_vartime(&self) -> Self {
+        Self(invert_words_vartime(&self.reduce().0))
     }
 
     /// The canonical representative, `< p`. A value `≥ p` is `< 2^256 < 2p`, so one
@@ -195,13 +208,7 @@ impl FieldElement4x64 {
             *r = c as u64;
             c >>= 64;
         }
-        let (r, c2) = add_small(r, c as u64 * R);
-        // The second carry needs a sum within R of 2^256 after the wrap: rare, so a branch.
-        if c2 != 0 {
-            Self(add_small(r, R).0)
-        } else {
-            Self(r)
-        }
+        Self(add_small_mod(r, c as u64 * R))
     }
 
     /// `self − rhs` mod p. A borrow means the wrapped result is 2^256 ≡ R too large, so R
@@ -412,6 +419,13 @@ mod tests {
             assert!(big(&r.0) < p, "reduce {a:?}");
             assert_eq!(big(&r.0), x);
             assert_eq!(a.is_zero(), x == BigUint::from(0u8));
+            let inv = a.invert_vartime();
+            let want_inv = if a.is_zero() {
+                BigUint::from(0u8)
+            } else {
+                x.modpow(&(&p - 2u8), &p)
+            };
+            assert_eq!(big(&inv.0), want_inv, "invert {a:?}");
             assert_eq!(a.is_odd(), x.bit(0));
             assert_eq!(FieldElement4x64::from_fe(&a.to_fe()).0, r.0);
         }
