@@ -23,11 +23,11 @@
 //! For each batch, the seed is the tagged SHA-256 (`nostr-verify/batch-weights`) of the
 //! secret, the counter, and the SHA-256 of every signature's unreduced challenge digest and
 //! `s`, hashed in two halves (the digest commits to `r`, `P` and `m`, so the seed commits to
-//! every input). The weights are SHA-256 of the seed and an index, 128 bits each. Thus (1) an attacker outside the process cannot
-//! predict them (the secret never leaves the verifier), and (2) even with a broken random
-//! source, the weights are a hash of all inputs, as BIP-340 recommends: changing any input
-//! changes every weight, so finding a cancelling invalid batch costs about 2^128 hash
-//! evaluations. Weights are reused unchanged while narrowing (sub-batches of a batch whose
+//! every input). The weights are SHA-256 of the seed and an index, 128 bits each. Thus (1) an
+//! attacker outside the process cannot predict them (the secret never leaves the verifier),
+//! and (2) even with a broken random source, the weights are a hash of all inputs, as BIP-340
+//! recommends: changing any input changes every weight, so finding a cancelling invalid batch
+//! costs about 2^128 hash evaluations. Weights are reused unchanged while narrowing (sub-batches of a batch whose
 //! weights nobody outside saw).
 //!
 //! # Narrowing
@@ -711,13 +711,13 @@ impl Verifier {
             head[88..].copy_from_slice(d1);
             finish_from_midstate(weights_midstate(), &head)
         };
-        let (xs0, xs1) = w.xs.split_at_mut(half);
-        let (ys0, ys1) = w.ys.split_at_mut(half);
-        let (ok0, ok1) = w.lifted.split_at_mut(half);
-        let (prep0, prep1) = w.prep.split_at_mut(half);
         // Two threads: one fork/join for staging and weighing. Each thread stages its half,
         // the helper hands its digest over and waits for the seed, then each weighs its half.
-        let helped = if w.two_threads && xs0.len() + xs1.len() >= TWO_THREADS_MIN {
+        let helped = w.two_threads && w.xs.len() >= TWO_THREADS_MIN && {
+            let (xs0, xs1) = w.xs.split_at_mut(half);
+            let (ys0, ys1) = w.ys.split_at_mut(half);
+            let (ok0, ok1) = w.lifted.split_at_mut(half);
+            let (prep0, prep1) = w.prep.split_at_mut(half);
             std::thread::scope(|scope| {
                 let (digest_tx, digest_rx) = std::sync::mpsc::sync_channel::<[u8; 32]>(1);
                 let (seed_tx, seed_rx) = std::sync::mpsc::sync_channel::<[u8; 32]>(1);
@@ -734,17 +734,12 @@ impl Verifier {
                     sent
                 });
                 let weighed = h.join().ok().flatten().is_some();
-                staged.map(|sent| sent && weighed)
+                staged == Some(true) && weighed
             })
-        } else {
-            let d0 = stage(prep0, xs0, ys0, ok0, sigs);
-            let d1 = stage(prep1, xs1, ys1, ok1, sigs);
-            weigh(&mut w.prep, &seed_of(&d0, &d1), 0);
-            Some(true)
         };
-        // The helper cannot panic short of a bug; if it did, everything is redone here
-        // (staging is idempotent, weighing overwrites).
-        if helped != Some(true) {
+        // One thread; or the helper failed, which cannot happen short of a bug, and then
+        // everything is redone here (staging is idempotent, weighing overwrites).
+        if !helped {
             let (xs0, xs1) = w.xs.split_at_mut(half);
             let (ys0, ys1) = w.ys.split_at_mut(half);
             let (ok0, ok1) = w.lifted.split_at_mut(half);
