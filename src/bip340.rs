@@ -8,6 +8,8 @@
 use secp256k1::{schnorr, Secp256k1, VerifyOnly, XOnlyPublicKey};
 use std::sync::OnceLock;
 
+use crate::Error;
+
 /// One signature to check: borrowed public key, message and signature bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct SigRef<'a> {
@@ -31,6 +33,88 @@ impl<'a> From<&'a ([u8; 32], [u8; 32], [u8; 64])> for SigRef<'a> {
     fn from((pubkey, msg, sig): &'a ([u8; 32], [u8; 32], [u8; 64])) -> Self {
         SigRef { pubkey, msg, sig }
     }
+}
+
+impl<'a> SigRef<'a> {
+    /// Borrows a signature from byte slices, checking their lengths (32, 32 and 64 bytes).
+    ///
+    /// # Errors
+    /// [`Error::WrongLength`] naming the first input (`"pubkey"`, `"msg"`, `"sig"`) whose
+    /// length is wrong.
+    ///
+    /// ```
+    /// use nostr_verify::{Error, SigRef};
+    /// let (pk, msg, sig) = ([1u8; 32], [2u8; 32], [3u8; 64]);
+    /// assert!(SigRef::from_slices(&pk, &msg, &sig).is_ok());
+    /// assert_eq!(
+    ///     SigRef::from_slices(&pk, &msg, &sig[..63]),
+    ///     Err(Error::WrongLength { what: "sig", expected: 64, got: 63 })
+    /// );
+    /// ```
+    pub fn from_slices(pubkey: &'a [u8], msg: &'a [u8], sig: &'a [u8]) -> Result<Self, Error> {
+        fn exact<'b, const N: usize>(
+            what: &'static str,
+            b: &'b [u8],
+        ) -> Result<&'b [u8; N], Error> {
+            b.try_into().map_err(|_| Error::WrongLength {
+                what,
+                expected: N,
+                got: b.len(),
+            })
+        }
+        Ok(SigRef {
+            pubkey: exact("pubkey", pubkey)?,
+            msg: exact("msg", msg)?,
+            sig: exact("sig", sig)?,
+        })
+    }
+}
+
+/// The field size p, big-endian.
+const P_BYTES: [u8; 32] = [
+    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe, 0xff, 0xff, 0xfc, 0x2f,
+];
+
+/// The group order n, big-endian.
+const N_BYTES: [u8; 32] = [
+    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe,
+    0xba, 0xae, 0xdc, 0xe6, 0xaf, 0x48, 0xa0, 0x3b, 0xbf, 0xd2, 0x5e, 0x8c, 0xd0, 0x36, 0x41, 0x41,
+];
+
+/// Verifies one signature like [`verify_one`] and, when it fails, says why.
+///
+/// The verdict is libsecp256k1's (`check_one(s).is_ok() == verify_one(s)` always); the reason
+/// follows BIP-340's verification steps in order: the key, then `r < p`, `s < n`, then whether
+/// r is an x coordinate at all (if not, no point can match it), and otherwise the equation.
+/// Meant for diagnostics (logs, reject reasons); it costs one single verification.
+///
+/// # Errors
+/// [`Error::InvalidPublicKey`], [`Error::InvalidR`], [`Error::InvalidS`] or
+/// [`Error::EquationFailed`].
+///
+/// ```
+/// use nostr_verify::{check_one, Error, SigRef};
+/// let (pk, msg, sig) = ([0u8; 32], [0u8; 32], [0u8; 64]);
+/// let s = SigRef { pubkey: &pk, msg: &msg, sig: &sig };
+/// assert_eq!(check_one(&s), Err(Error::InvalidPublicKey)); // x = 0 is not on the curve
+/// ```
+pub fn check_one(sig: &SigRef<'_>) -> Result<(), Error> {
+    if verify_one(sig) {
+        return Ok(());
+    }
+    let (r, s) = sig.sig.split_at(32);
+    Err(if parse_xonly(sig.pubkey).is_none() {
+        Error::InvalidPublicKey
+    } else if r >= &P_BYTES[..] {
+        Error::InvalidR
+    } else if s >= &N_BYTES[..] {
+        Error::InvalidS
+    } else if XOnlyPublicKey::from_slice(r).is_err() {
+        Error::InvalidR
+    } else {
+        Error::EquationFailed
+    })
 }
 
 /// The shared libsecp256k1 verification context.

@@ -1,13 +1,44 @@
 #![doc = include_str!("../README.md")]
 #![cfg_attr(not(test), warn(clippy::unwrap_used))]
 
+// The arithmetic, the backends and the MSM are internals: public only under the `internals`
+// feature, for this crate's own tests, benchmarks and examples, with no stability promise.
+// Without it they are private, and the lints that judge an API (unused, unreachable `pub`,
+// `to_*` conventions kept for the exported form) are off for them.
+#[cfg(feature = "internals")]
 pub mod arithmetic;
+#[cfg(not(feature = "internals"))]
+#[allow(
+    unreachable_pub,
+    dead_code,
+    unused_imports,
+    clippy::wrong_self_convention
+)]
+mod arithmetic;
+#[cfg(feature = "internals")]
 pub mod backend;
+#[cfg(not(feature = "internals"))]
+#[allow(
+    unreachable_pub,
+    dead_code,
+    unused_imports,
+    clippy::wrong_self_convention
+)]
+mod backend;
 mod batch;
 pub mod bip340;
 mod error;
 mod key_cache;
+#[cfg(feature = "internals")]
 pub mod msm;
+#[cfg(not(feature = "internals"))]
+#[allow(
+    unreachable_pub,
+    dead_code,
+    unused_imports,
+    clippy::wrong_self_convention
+)]
+mod msm;
 #[cfg(feature = "nip59")]
 pub mod nip59;
 #[cfg(any(feature = "nostr", feature = "nostr-0-44"))]
@@ -19,6 +50,6 @@ pub use crate::nostr::Verdict;
 #[cfg(any(feature = "nostr", feature = "nostr-0-44"))]
 pub use crate::nostr::{PartitionVerifiedExt, VerifyBatchExt, VerifyEventExt};
 pub use batch::{SharedKeyCache, Stats, Verifier, MIN_BATCH};
-pub use bip340::{verify_one, SigRef};
+pub use bip340::{check_one, verify_one, SigRef};
 pub use error::Error;
 pub use thread_local::with_thread_verifier;

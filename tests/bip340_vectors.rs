@@ -1,4 +1,4 @@
-//! The official BIP-340 test vectors (`../shared/data/bip340-test-vectors.csv`) through the
+//! The official BIP-340 test vectors (`tests/data/bip340-test-vectors.csv`) through the
 //! single verifiers and the batch verifier, every `FALSE` row included.
 //!
 //! The crate verifies 32-byte messages (Nostr event ids), so the four vectors with other
@@ -21,10 +21,8 @@ struct Vector {
     expected: bool,
 }
 
-fn vectors() -> Option<Vec<Vector>> {
-    let dir = common::data_dir()?;
-    let text =
-        std::fs::read_to_string(dir.join("bip340-test-vectors.csv")).expect("read the vectors");
+fn vectors() -> Vec<Vector> {
+    let text = common::vector_file("bip340-test-vectors.csv");
     let mut out = Vec::new();
     for line in text.lines().skip(1) {
         let f: Vec<&str> = line.split(',').collect();
@@ -37,12 +35,12 @@ fn vectors() -> Option<Vec<Vector>> {
         });
     }
     assert_eq!(out.len(), 19, "19 official vectors");
-    Some(out)
+    out
 }
 
 #[test]
 fn official_vectors_single_and_batch() {
-    let Some(vs) = vectors() else { return };
+    let vs = vectors();
     let mut skipped = Vec::new();
     let mut v = Verifier::new();
     let mut r = sigs::rng(340);
@@ -113,5 +111,143 @@ fn official_vectors_single_and_batch() {
             "vector {}",
             t.index
         );
+    }
+}
+
+/// `check_one` gives libsecp256k1's verdict and BIP-340's reason for every official vector.
+#[test]
+fn official_vectors_reasons() {
+    use nostr_verify::{check_one, Error};
+    for t in vectors() {
+        let Ok(s) = SigRef::from_slices(&t.pk, &t.msg, &t.sig) else {
+            assert!(
+                t.msg.len() != 32,
+                "vector {}: only messages can differ",
+                t.index
+            );
+            assert_eq!(
+                SigRef::from_slices(&t.pk, &t.msg, &t.sig),
+                Err(Error::WrongLength {
+                    what: "msg",
+                    expected: 32,
+                    got: t.msg.len()
+                })
+            );
+            continue;
+        };
+        let want = match t.index {
+            0..=4 => Ok(()),
+            5 | 14 => Err(Error::InvalidPublicKey),
+            // 9 and 10: sG − eP is infinite; 9 has r = 0, not an x coordinate, while 10's
+            // r = 1 is one, so only the equation rejects it.
+            9 | 11 | 12 => Err(Error::InvalidR),
+            13 => Err(Error::InvalidS),
+            6..=8 | 10 => Err(Error::EquationFailed),
+            i => panic!("vector {i} is not expected to have a 32-byte message"),
+        };
+        assert_eq!(check_one(&s), want, "vector {}", t.index);
+        assert_eq!(check_one(&s).is_ok(), t.expected, "vector {}", t.index);
+    }
+}
+
+/// `check_one` agrees with `verify_one` on every corruption kind, and names the reason the
+/// corruption was built to produce where it is unambiguous.
+#[test]
+fn check_one_matches_libsecp256k1() {
+    use nostr_verify::{check_one, verify_one, Error};
+    let mut r = sigs::rng(7);
+    let rounds = 8 * common::scale();
+    for round in 0..rounds {
+        for &c in &sigs::ALL_CORRUPTIONS {
+            let mut b = sigs::batch(&mut r, 4, sigs::Keys::Distinct);
+            sigs::corrupt(&mut r, &mut b, 1, c);
+            for (i, o) in b.iter().enumerate() {
+                let s = o.as_ref();
+                let got = check_one(&s);
+                assert_eq!(
+                    got.is_ok(),
+                    verify_one(&s),
+                    "round {round}, {c:?}, item {i}"
+                );
+                if i == 1 {
+                    let want = match c {
+                        sigs::Corruption::KeyNotOnCurve => Some(Error::InvalidPublicKey),
+                        sigs::Corruption::RGeP | sigs::Corruption::RNotOnCurve => {
+                            Some(Error::InvalidR)
+                        }
+                        sigs::Corruption::SGeN | sigs::Corruption::SPlusN => Some(Error::InvalidS),
+                        sigs::Corruption::FlipMsgBit | sigs::Corruption::OddYNonce => {
+                            Some(Error::EquationFailed)
+                        }
+                        _ => None,
+                    };
+                    if let Some(want) = want {
+                        assert_eq!(got, Err(want), "round {round}, {c:?}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Wrong lengths are a per-input error naming the input, never a panic.
+#[test]
+fn from_slices_checks_every_length() {
+    use nostr_verify::Error;
+    let buf = [7u8; 65];
+    for (pk, msg, sig, what) in [
+        (31, 32, 64, Some("pubkey")),
+        (33, 32, 64, Some("pubkey")),
+        (32, 0, 64, Some("msg")),
+        (32, 32, 65, Some("sig")),
+        (0, 0, 0, Some("pubkey")),
+        (32, 32, 64, None),
+    ] {
+        let got = SigRef::from_slices(&buf[..pk], &buf[..msg], &buf[..sig]);
+        match what {
+            None => assert_eq!(got.map(|s| s.sig.len()), Ok(64)),
+            Some(w) => match got {
+                Err(Error::WrongLength {
+                    what,
+                    expected,
+                    got,
+                }) => {
+                    assert_eq!(what, w);
+                    let len = [pk, msg, sig][["pubkey", "msg", "sig"]
+                        .iter()
+                        .position(|x| *x == w)
+                        .expect("name")];
+                    assert_eq!(got, len);
+                    assert_ne!(expected, got);
+                    assert!(Error::WrongLength {
+                        what,
+                        expected,
+                        got
+                    }
+                    .to_string()
+                    .contains(w));
+                }
+                other => panic!("{pk}/{msg}/{sig}: {other:?}"),
+            },
+        }
+    }
+}
+
+/// The vendored vector files are the published ones, byte for byte.
+#[test]
+fn vendored_vectors_are_the_published_files() {
+    use sha2::{Digest, Sha256};
+    for (name, sha) in [
+        (
+            "bip340-test-vectors.csv",
+            "34c9d1d9c3a88d524bc80778540dc43f8306ec249a7485293063c376db851c2d",
+        ),
+        (
+            "nip44.vectors.json",
+            "269ed0f69e4c192512cc779e78c555090cebc7c785b609e338a62afc3ce25040",
+        ),
+    ] {
+        let text = common::vector_file(name);
+        assert_eq!(hex::encode(Sha256::digest(text.as_bytes())), sha, "{name}");
     }
 }

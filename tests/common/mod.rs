@@ -3,29 +3,58 @@
 
 use std::path::PathBuf;
 
-/// `../shared/data` beside the checkout (or `$NOSTR_VERIFY_DATA`), read in place.
+/// The shared data folder, read in place: `$NOSTR_VERIFY_DATA` if set, else
+/// `../shared/data` beside the checkout (the parent of this crate's root). No other place is
+/// searched, so a stray folder higher up can never stand in for it.
 ///
-/// When the folder is missing the test says so loudly and is skipped (`None`); under
-/// `CI=true` a missing folder fails the test instead.
+/// When the folder is missing the test says so on the process's stderr (written directly, so
+/// the test harness does not swallow it as it does `eprintln!` output of passing tests) and is
+/// skipped (`None`); under `CI=true` a missing folder fails the test instead.
 pub fn data_dir() -> Option<PathBuf> {
-    if let Ok(p) = std::env::var("NOSTR_VERIFY_DATA") {
-        let p = PathBuf::from(p);
-        if p.is_dir() {
-            return Some(p);
-        }
+    let (dir, from_env) = match std::env::var_os("NOSTR_VERIFY_DATA") {
+        Some(p) => (PathBuf::from(p), true),
+        None => (
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("..")
+                .join("shared")
+                .join("data"),
+            false,
+        ),
+    };
+    if dir.join("README.md").is_file() {
+        return Some(dir);
     }
-    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    for dir in manifest.ancestors() {
-        let cand = dir.join("..").join("shared").join("data");
-        if cand.join("README.md").is_file() {
-            return Some(cand);
-        }
-    }
+    let what = if from_env {
+        format!("NOSTR_VERIFY_DATA={} holds no README.md", dir.display())
+    } else {
+        format!("{} not found beside the checkout", dir.display())
+    };
     if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("../shared/data is missing: under CI=true the shared test data must be present");
+        panic!("shared test data missing: {what} (under CI=true it must be present)");
     }
-    eprintln!("\n*** SKIPPED: ../shared/data not found beside the checkout; data-driven test not run ***\n");
+    skip_loudly(&what);
     None
+}
+
+/// Tells the person running the tests that a data-driven test did not run: straight to the
+/// process's stderr, past the harness's output capture.
+pub fn skip_loudly(what: &str) {
+    use std::io::Write;
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(
+        err,
+        "\n*** SKIPPED ({}): {what}; data-driven test not run ***\n",
+        std::thread::current().name().unwrap_or("test")
+    );
+}
+
+/// A small spec-vector file vendored in `tests/data/` (always present in a checkout).
+pub fn vector_file(name: &str) -> String {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join("data")
+        .join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
 }
 
 /// The count multiplier from `SECP_DIFF_SCALE` (default 1).
