@@ -43,6 +43,8 @@ mod msm;
 pub mod nip59;
 #[cfg(any(feature = "nostr", feature = "nostr-0-44"))]
 pub mod nostr;
+#[cfg_attr(not(feature = "nip59"), allow(dead_code))]
+mod spawn;
 mod thread_local;
 
 #[cfg(any(feature = "nostr", feature = "nostr-0-44"))]

@@ -8,6 +8,7 @@
 //! error, in `UnwrappedGift::from_gift_wrap`'s order, so every wrap gets exactly nostr's
 //! outcome.
 
+use crate::spawn::try_spawn_scoped;
 use std::collections::{HashMap, HashSet};
 
 use nostr::event::{Event, Kind, UnsignedEvent};
@@ -46,17 +47,21 @@ where
     let chunk: usize = items.len().div_ceil(threads);
     let f = &f;
     std::thread::scope(|s| {
+        // A chunk whose thread the OS refused stays `Err` and runs here, in order.
         let handles: Vec<_> = items
             .chunks(chunk)
             .skip(1)
-            .map(|c| s.spawn(move || c.iter().map(f).collect::<Vec<R>>()))
+            .map(|c| try_spawn_scoped(s, move || c.iter().map(f).collect::<Vec<R>>()).ok_or(c))
             .collect();
         let mut out: Vec<R> = Vec::with_capacity(items.len());
         out.extend(items[..chunk].iter().map(f));
         for h in handles {
-            match h.join() {
-                Ok(part) => out.extend(part),
-                Err(panic) => std::panic::resume_unwind(panic),
+            match h {
+                Ok(h) => match h.join() {
+                    Ok(part) => out.extend(part),
+                    Err(panic) => std::panic::resume_unwind(panic),
+                },
+                Err(c) => out.extend(c.iter().map(f)),
             }
         }
         out
@@ -431,6 +436,20 @@ mod tests {
         }
         let empty: Vec<u32> = par_map(&[], 4, 1, |x: &u32| *x);
         assert!(empty.is_empty());
+    }
+
+    #[test]
+    fn par_map_without_threads_runs_every_chunk_here() {
+        let items: Vec<u32> = (0..103).collect();
+        let want: Vec<u32> = items.iter().map(|x| x + 1).collect();
+        let here = std::thread::current().id();
+        let got = crate::spawn::with_spawns_refused(|| {
+            par_map(&items, 4, 1, |x| {
+                assert_eq!(std::thread::current().id(), here, "no thread was refused");
+                x + 1
+            })
+        });
+        assert_eq!(got, want);
     }
 
     #[test]
