@@ -1,5 +1,5 @@
 //! Opening many gift wraps: `nostr_verify::nip59` against a loop of nostr's
-//! `UnwrappedGift::from_gift_wrap`, in the same run (issue 6).
+//! `UnwrappedGift::from_gift_wrap`, in the same run.
 //!
 //! ```text
 //! cargo run --release --example gift_wraps -- [N] [K] [REPS]

@@ -1,4 +1,4 @@
-//! The batch verifier against libsecp256k1, signature by signature (issue 3, item 7).
+//! The batch verifier against libsecp256k1, signature by signature.
 //!
 //! Every test compares `Verifier::verify_batch`'s per-signature verdicts, its return value and
 //! `verify_all` with libsecp256k1's own verdicts (`nostr_verify::verify_one`). Counts are

@@ -1,4 +1,4 @@
-//! Signature generation and corruption helpers for the batch tests (issue 3).
+//! Signature generation and corruption helpers for the batch tests.
 //!
 //! Everything is signed with libsecp256k1 (`secp256k1` 0.30) or, for crafted cases, with
 //! BIP-340 arithmetic done through libsecp256k1's own scalar tweaks; verdicts are compared
