@@ -1,8 +1,8 @@
 //! Field microbenchmarks in thread CPU time: mul, square, sqrt, inverse, batch inverse.
 //!
 //! `cargo bench --bench field` runs the criterion group and prints a summary table of
-//! medians next to libsecp256k1's figures on this machine from `../shared/PERFORMANCE.md`
-//! (fe_mul 17.6 ns and fe_sqr 14.4 ns over 8 independent chains, fe_sqrt 4.48 µs,
+//! medians next to libsecp256k1's `bench_internal` figures on the reference machine
+//! (`docs/benchmarks.md`): (fe_mul 17.6 ns and fe_sqr 14.4 ns over 8 independent chains, fe_sqrt 4.48 µs,
 //! fe_inv_var 1.02 µs). The field kernels are not reachable through the `secp256k1`
 //! crate, so no in-run libsecp256k1 column exists here.
 //! `cargo bench --bench field -- --summary-only` prints only the table.
@@ -19,7 +19,7 @@ use rand::{rngs::StdRng, RngCore, SeedableRng};
 use cpu_time::{median_ns, ThreadCpuTime};
 
 const COUNT: usize = 1024;
-/// Independent dependency chains per iteration, as in PERFORMANCE.md's C harness.
+/// Independent dependency chains per iteration.
 const CHAINS: usize = 8;
 
 fn inputs() -> Vec<FieldElement> {
@@ -156,7 +156,7 @@ fn summary() {
     black_box(x4);
 
     println!("\nSummary (median thread CPU time per op, {samples} samples):");
-    println!("| op | ours | libsecp256k1 (PERFORMANCE.md §2) | ratio |");
+    println!("| op | ours | libsecp256k1 (bench_internal) | ratio |");
     println!("|---|---|---|---|");
     println!(
         "| fe mul, 8 chains | {mul:.1} ns | 17.6 ns | {:.2}× |",

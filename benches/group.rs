@@ -2,8 +2,8 @@
 //! lift_x, conversion to affine.
 //!
 //! `cargo bench --bench group` runs the criterion group and prints a summary table of
-//! medians next to libsecp256k1's figures on this machine from `../shared/PERFORMANCE.md`
-//! (8 independent chains: `gej_add_ge_var` 226 ns, `gej_add_var` 330 ns, `gej_double`
+//! medians next to libsecp256k1's `bench_internal` figures on the reference machine
+//! (`docs/benchmarks.md`): (8 independent chains: `gej_add_ge_var` 226 ns, `gej_add_var` 330 ns, `gej_double`
 //! 117 ns). `cargo bench --bench group -- --summary-only` prints only the table.
 
 #[path = "support/cpu_time.rs"]
@@ -143,7 +143,7 @@ fn summary() {
     }) / COUNT as f64;
 
     println!("\nSummary (median thread CPU time per op, {samples} samples):");
-    println!("| op | ours | libsecp256k1 (PERFORMANCE.md §2) | ratio |");
+    println!("| op | ours | libsecp256k1 (bench_internal) | ratio |");
     println!("|---|---|---|---|");
     println!(
         "| mixed add (gej_add_ge_var), 8 chains | {madd:.1} ns | 226 ns | {:.2}× |",
