@@ -18,8 +18,8 @@
 //!   headline), and *warm*, the second pass through the same service.
 
 use nostr::event::{Event, EventId};
-use nostr_verify::nostr::ingest::{IngestConfig, IngestService, IngestStats};
-use nostr_verify::nostr::{compute_id, id_preimage};
+use nostr_verify::ingest::{IngestConfig, IngestService, IngestStats};
+use nostr_verify::{compute_id, id_preimage};
 use nostr_verify::{Verdict, VerifyBatchExt};
 use std::hint::black_box;
 use std::time::Instant;

@@ -41,16 +41,21 @@ pub mod msm;
 mod msm;
 #[cfg(feature = "nip59")]
 pub mod nip59;
+// rust-nostr integration. The module is private and its items are re-exported at the root,
+// so `use nostr_verify::*` never shadows the `nostr` crate.
 #[cfg(any(feature = "nostr", feature = "nostr-0-44"))]
-pub mod nostr;
+mod nostr;
 #[cfg_attr(not(feature = "nip59"), allow(dead_code))]
 mod spawn;
 mod thread_local;
 
+#[cfg(feature = "tokio")]
+pub use crate::nostr::ingest;
 #[cfg(any(feature = "nostr", feature = "nostr-0-44"))]
-pub use crate::nostr::Verdict;
-#[cfg(any(feature = "nostr", feature = "nostr-0-44"))]
-pub use crate::nostr::{PartitionVerifiedExt, VerifyBatchExt, VerifyEventExt};
+pub use crate::nostr::{
+    compute_id, id_preimage, verify_iter, EventView, PartitionVerifiedExt, Partitioned, Verdict,
+    VerifyBatchExt, VerifyEventExt,
+};
 pub use batch::{SharedKeyCache, Stats, Verifier, MIN_BATCH};
 pub use bip340::{check_one, verify_one, SigRef};
 pub use error::Error;

@@ -7,7 +7,7 @@ mod common;
 mod nostr_support;
 
 use nostr_support::*;
-use nostr_verify::nostr::ingest::{Checked, IngestConfig, IngestError, IngestService};
+use nostr_verify::ingest::{Checked, IngestConfig, IngestError, IngestService};
 use nostr_verify::Verdict;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -225,7 +225,7 @@ async fn demotion_engages_and_recovers() {
     let bad = bad_signature(5);
 
     async fn batch(
-        source: &nostr_verify::nostr::ingest::Source,
+        source: &nostr_verify::ingest::Source,
         events: Vec<Event>,
     ) -> Vec<Verdict> {
         let mut ts = Vec::new();

@@ -10,7 +10,7 @@ mod common;
 mod nostr_support;
 
 use nostr_support::*;
-use nostr_verify::nostr::{compute_id, verify_iter, EventView};
+use nostr_verify::{compute_id, verify_iter, EventView};
 use nostr_verify::{PartitionVerifiedExt, Verdict, VerifyBatchExt, VerifyEventExt};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};

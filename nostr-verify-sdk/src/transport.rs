@@ -493,7 +493,7 @@ fn scan_head(s: &str) -> Head<'_> {
 /// pass-through guard: the id is recomputed from the event's fields with the core's NIP-01
 /// hashing (the same one `VerifyBatchExt` uses) and compared with the claimed one.
 fn id_matches(event: &Event) -> bool {
-    nostr_verify::nostr::compute_id(event) == event.id.to_bytes()
+    nostr_verify::compute_id(event) == event.id.to_bytes()
 }
 
 /// One entry of the per-connection output queue, in wire order.

@@ -260,7 +260,7 @@ fn find_escape(s: &[u8]) -> usize {
 /// use nostr::event::Event;
 /// let json = r#"{"id":"d3e8f1d9a1b1a6fd5b3e6f3d7de1d38be0a1dcfc4e28e6d7c4d36dd4b1e1b8e9","pubkey":"79be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798","created_at":1,"kind":1,"tags":[],"content":"hi","sig":"00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"}"#;
 /// let event = Event::from_json(json).unwrap();
-/// let id = nostr_verify::nostr::compute_id(&event);
+/// let id = nostr_verify::compute_id(&event);
 /// assert_eq!(
 ///     id,
 ///     *nostr::event::EventId::compute(&event.pubkey, &event.created_at, &event.kind, &event.tags, &event.content).as_bytes()

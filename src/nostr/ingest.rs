@@ -6,7 +6,7 @@
 //! # async fn main() {
 //! use nostr::event::{EventBuilder, FinalizeEvent, Kind};
 //! use nostr::key::Keys;
-//! use nostr_verify::nostr::ingest::{IngestConfig, IngestService};
+//! use nostr_verify::ingest::{IngestConfig, IngestService};
 //! use nostr_verify::Verdict;
 //!
 //! let service = IngestService::new(IngestConfig::default());

@@ -2,7 +2,7 @@
 //! nostr 0.45 and nostr 0.44 alike, JSON-level event construction and mutation.
 #![allow(dead_code)]
 
-use nostr_verify::nostr::EventView;
+use nostr_verify::EventView;
 use nostr_verify::Verdict;
 use rand::{Rng, RngCore};
 use secp256k1::{Keypair, Secp256k1, SecretKey};
