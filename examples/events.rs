@@ -1,5 +1,5 @@
 //! Verifying real Nostr events: `verify_batch()` against a loop of nostr's `Event::verify()`,
-//! in the same run, then the ingest service's throughput with 1 and 2 worker threads (issue 4).
+//! in the same run, then the ingest service's throughput with 1 and 2 worker threads.
 //!
 //! ```text
 //! cargo run --release --example events -- [PATH] [REPS]
