@@ -133,7 +133,12 @@ impl fmt::Display for Verdict {
 
 /// Batch verification for collections of nostr events: `[Event]` (so `Vec<Event>` and
 /// slices), `[&Event]`, `BTreeSet<Event>` and `HashSet<Event>`, for nostr 0.45 (feature
-/// `nostr`) and nostr 0.44 (feature `nostr-0-44`).
+/// `nostr`) and nostr 0.44 (feature `nostr-0-44`); and, with feature `nostr-0-44`,
+/// nostr-database 0.44's `Events` (what nostr-sdk 0.44's `fetch_events` and databases return;
+/// nostr 0.45 has no `Events` type).
+///
+/// Verdicts come in the collection's iteration order: for `Events` that is `Events::iter()`'s
+/// order (newest first), not the order the events arrived in.
 pub trait VerifyBatchExt {
     /// One verdict per event, in iteration order, exactly as `Event::verify` decides.
     fn verify_batch(&self) -> Vec<Verdict>;
@@ -178,8 +183,22 @@ impl<E: EventView, S: BuildHasher> VerifyBatchExt for HashSet<E, S> {
     }
 }
 
+/// `Events` of nostr-database 0.44: verdicts in `Events::iter()` order (newest first).
+#[cfg(feature = "nostr-0-44")]
+impl VerifyBatchExt for nostr_database044::Events {
+    fn verify_batch(&self) -> Vec<Verdict> {
+        self.iter()
+            .collect::<Vec<&nostr044::Event>>()
+            .verify_batch()
+    }
+
+    fn verify_all(&self) -> bool {
+        self.iter().collect::<Vec<&nostr044::Event>>().verify_all()
+    }
+}
+
 /// One verdict per event of any iterator of event references, in order (for collections
-/// without a [`VerifyBatchExt`] impl, e.g. nostr-database's `Events`).
+/// without a [`VerifyBatchExt`] impl).
 pub fn verify_iter<'a, E: EventView + 'a>(events: impl IntoIterator<Item = &'a E>) -> Vec<Verdict> {
     events.into_iter().collect::<Vec<&E>>().verify_batch()
 }
@@ -228,8 +247,8 @@ impl VerifyEventExt for nostr044::Event {
     }
 }
 
-/// Splitting an owned `Vec` of events into the valid ones and the rejected ones, without
-/// cloning any event.
+/// Splitting an owned `Vec` of events (or, with feature `nostr-0-44`, nostr-database 0.44's
+/// `Events`) into the valid ones and the rejected ones, without cloning any event.
 pub trait PartitionVerifiedExt {
     /// The event type.
     type Event;
@@ -275,5 +294,16 @@ impl<E: EventView> PartitionVerifiedExt for Vec<E> {
             }
         }
         (valid, rejected)
+    }
+}
+
+/// `Events` of nostr-database 0.44: both sides in `Events::iter()` order (newest first), as
+/// `Vec`s.
+#[cfg(feature = "nostr-0-44")]
+impl PartitionVerifiedExt for nostr_database044::Events {
+    type Event = nostr044::Event;
+
+    fn partition_verified(self) -> Partitioned<nostr044::Event> {
+        self.to_vec().partition_verified()
     }
 }

@@ -436,3 +436,110 @@ fn into_result_matches_nostr_errors() {
         );
     }
 }
+
+/// nostr-database 0.44's `Events` (what nostr-sdk 0.44's `fetch_events` and databases return;
+/// nostr 0.45 has no `Events` type): `verify_batch`, `verify_all` and `partition_verified`
+/// against `Event::verify`, in `Events::iter()` order (newest first, not insertion order).
+#[cfg(feature = "nostr-0-44")]
+mod events_v044 {
+    use super::*;
+    use nostr_database044::Events;
+
+    /// Valid events, events whose id is wrong and events whose signature is wrong (each kind
+    /// of mutation from the differential suite), inserted in a shuffled order; plus a sample
+    /// of the real corpus when the data directory is there.
+    fn mixed(rng: &mut StdRng) -> Vec<nostr044::Event> {
+        let signer = Signer::new(rng);
+        let other = Signer::new(rng);
+        let mut out = Vec::new();
+        for (i, m) in MUTATIONS.iter().cycle().take(90).enumerate() {
+            let content = random_string(rng, 24);
+            let tags = vec![vec!["t".to_owned(), random_string(rng, 5)]];
+            let v = signer.event(1_700_000_000 + i as u64 * 7, 1, &tags, &content);
+            let v = match i % 3 {
+                0 => v,
+                _ => mutate(&v, m, rng, &other),
+            };
+            out.push(V044::parse(&v.to_string()).expect("parses"));
+        }
+        if let Some(dir) = common::data_dir() {
+            for (i, l) in lines(&dir, "events-real.jsonl").iter().enumerate() {
+                if i % 50 == 0 || INVALID_ID_LINES.contains(&(i + 1)) {
+                    out.push(V044::parse(l).expect("corpus line parses"));
+                }
+            }
+        }
+        // Insertion order unlike the iteration order.
+        for i in (1..out.len()).rev() {
+            out.swap(i, rng.gen_range(0..=i));
+        }
+        out
+    }
+
+    #[test]
+    fn events_match_event_verify_in_iteration_order() {
+        let mut rng = StdRng::seed_from_u64(440);
+        let input = mixed(&mut rng);
+        let events: Events = input.iter().cloned().collect();
+        assert_eq!(events.len(), input.len(), "distinct events");
+        let order: Vec<&nostr044::Event> = events.iter().collect();
+        assert_ne!(
+            order.iter().map(|e| e.id).collect::<Vec<_>>(),
+            input.iter().map(|e| e.id).collect::<Vec<_>>(),
+            "iteration order differs from insertion order"
+        );
+        let want: Vec<Verdict> = order.iter().map(|e| V044::reference(e)).collect();
+        for v in [
+            Verdict::Valid,
+            Verdict::InvalidId,
+            Verdict::InvalidSignature,
+        ] {
+            assert!(want.contains(&v), "{v:?} present");
+        }
+
+        assert_eq!(events.verify_batch(), want);
+        assert!(!events.verify_all());
+
+        let (valid, rejected) = events.clone().partition_verified();
+        let want_valid: Vec<&nostr044::Event> = order
+            .iter()
+            .zip(&want)
+            .filter(|(_, w)| w.is_valid())
+            .map(|(e, _)| *e)
+            .collect();
+        assert_eq!(valid.iter().collect::<Vec<_>>(), want_valid);
+        let want_rejected: Vec<(&nostr044::Event, Verdict)> = order
+            .iter()
+            .zip(&want)
+            .filter(|(_, w)| !w.is_valid())
+            .map(|(e, w)| (*e, *w))
+            .collect();
+        assert_eq!(
+            rejected.iter().map(|(e, v)| (e, *v)).collect::<Vec<_>>(),
+            want_rejected
+        );
+
+        // Only the valid ones: every verdict valid, verify_all true, nothing rejected.
+        let good: Events = valid.iter().cloned().collect();
+        assert_eq!(good.verify_batch(), vec![Verdict::Valid; good.len()]);
+        assert!(good.verify_all());
+        assert!(good.partition_verified().1.is_empty());
+        // One bad event among valid ones, wherever its timestamp puts it in the order.
+        for bad in rejected.iter().take(6) {
+            let mut one: Events = valid.iter().take(40).cloned().collect();
+            one.insert(bad.0.clone());
+            assert!(!one.verify_all());
+            let want: Vec<Verdict> = one.iter().map(V044::reference).collect();
+            assert_eq!(one.verify_batch(), want);
+        }
+    }
+
+    #[test]
+    fn empty_events() {
+        let none = Events::default();
+        assert!(none.verify_batch().is_empty());
+        assert!(none.verify_all());
+        let (a, b) = none.partition_verified();
+        assert!(a.is_empty() && b.is_empty());
+    }
+}

@@ -5,15 +5,17 @@
 //!
 //! * [`BatchVerifyTransport`]: a `WebSocketTransport` wrapper (default inner transport: the
 //!   SDK's own) that takes over the `EVENT` frames of subscriptions whose id starts with `bv:`,
-//!   recomputes every id, batch-verifies signatures with [`nostr_verify`] (cached by full id,
-//!   shared across connections) and drops invalid events, counting them by reason;
+//!   recomputes every id, batch-verifies signatures with [`nostr_verify`] (cached by the full
+//!   id together with the signature bytes, shared across connections) and drops invalid
+//!   events, counting them by reason;
 //! * [`VerifiedClient`]: a `Client` wrapper (derefs to it) whose `fetch_events`,
 //!   `stream_events`, `subscribe` and `notifications` deliver through the tap with the SDK's
 //!   semantics (exit policies, timeouts, de-duplication, database saves, notifications).
 //!
 //! **What the SDK still does:** connections and reconnects, REQ/CLOSE, EOSE and timeout
 //! handling, NIP-42 auth, gossip routing, publishing, and every subscription it opens itself
-//! (those stay on the SDK's one-at-a-time path; the tap only id-checks them, see
+//! (those stay on the SDK's one-at-a-time path; the tap recomputes their ids and checks a
+//! copy's signature when its bytes differ from the ones forwarded before for that id, see
 //! [`TapOptions::check_passthrough_ids`]).
 //!
 //! # Switching a client over

@@ -1,9 +1,11 @@
 //! [`BatchVerifyTransport`]: a `WebSocketTransport` wrapper that takes over the EVENT frames of
 //! the subscriptions it owns and batch-verifies them before anything else sees them.
 //!
-//! nostr-sdk 0.44 verifies every incoming event itself, one at a time, before any public hook
-//! (`INTEGRATION.md` §2). The transport stream is the only place before that check, so the tap sits
-//! there: the relay's own reader task polls [`TapStream`], which
+//! nostr-sdk 0.44 verifies every incoming event itself, one at a time, inside the relay's reader
+//! task (nostr-relay-pool's `handle_event_msg`), before the event reaches the database, the
+//! notifications or any other public hook, and offers no switch to replace that check. The
+//! transport stream is the only place before it, so the tap sits there: the relay's own reader
+//! task polls [`TapStream`], which
 //!
 //! 1. scans the head of each text frame (`["EVENT","<sub>"`) without a full parse and intercepts
 //!    only subscription ids that start with the tap's prefix (`bv:`; the SDK only generates
@@ -12,18 +14,23 @@
 //!    flushes at [`TapOptions::batch_size`], when the socket has nothing more ready, before
 //!    forwarding any other frame (an EOSE never overtakes its events) and at stream end;
 //! 3. per event, in the SDK's order: message size, event size, tag count, NIP-40 expiry, then the
-//!    id (always recomputed), then the signature unless the full id is in the verified-id LRU;
-//!    signatures go through [`nostr_verify::VerifyBatchExt`] (the thread-local batch verifier);
-//! 4. shares ids in flight across connections, so a copy arriving from a second relay while the
-//!    first connection is verifying it waits for that verdict instead of checking it again;
+//!    id (always recomputed), then the signature unless the exact (id, signature) pair is in the
+//!    verified LRU; signatures go through [`nostr_verify::VerifyBatchExt`] (the thread-local
+//!    batch verifier);
+//! 4. shares (id, signature) pairs in flight across connections, so an identical copy arriving
+//!    from a second relay while the first connection is verifying it waits for that verdict
+//!    instead of checking it again (a copy with other signature bytes is checked on its own);
 //! 5. delivers [`TapEvent`]s to the registered subscription's bounded channel; a full channel
 //!    makes the stream return `Pending`, which stops the relay's reader: back-pressure reaches
 //!    the TCP socket instead of growing memory.
 //!
 //! Every other frame is passed through untouched, except that with
-//! [`TapOptions::check_passthrough_ids`] the ids of pass-through EVENT frames are recomputed too and
-//! mismatching frames dropped (this closes nostr-relay-pool 0.44.3's claimed-id cache weakness for
-//! the SDK's own subscriptions).
+//! [`TapOptions::check_passthrough_ids`] pass-through EVENT frames are guarded too: the id is
+//! recomputed and a mismatching frame dropped, and a copy whose signature bytes differ from the
+//! ones forwarded before for the same id has its signature checked here. nostr-relay-pool 0.44.3
+//! skips verification for any event whose claimed id is in its verification cache, so without the
+//! guard a relay could get a tampered body or mangled signature bytes delivered unchecked on the
+//! SDK's own subscriptions.
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
@@ -45,7 +52,7 @@ use nostr_sdk::pool::RelayLimits;
 use nostr_sdk::prelude::{
     BoxedFuture, Event, JsonUtil, RelayMessage, RelayUrl, SubscriptionId, Url,
 };
-use nostr_verify::{Verdict, VerifyBatchExt};
+use nostr_verify::{EventView, Verdict, VerifyBatchExt};
 use tokio::sync::mpsc;
 use tokio_util::sync::PollSender;
 
@@ -116,12 +123,15 @@ pub struct TapOptions {
     pub prefix: String,
     /// Flush after this many buffered events (default 1024).
     pub batch_size: usize,
-    /// Capacity of the verified-id LRU, keyed by the full 32-byte id (default 100 000).
+    /// Capacity of the verified LRU, keyed by the full 32-byte id together with the 64
+    /// signature bytes (default 100 000).
     pub cache_capacity: usize,
     /// Message, event-size and tag-count limits, applied as the SDK applies
     /// `RelayOptions::limits` (default: the SDK's defaults).
     pub limits: RelayLimits,
-    /// Recompute the id of pass-through `EVENT` frames too and drop mismatches (default `true`).
+    /// Guard pass-through `EVENT` frames too (default `true`): recompute the id and drop
+    /// mismatches, and check the signature of a copy whose signature bytes differ from the
+    /// ones already forwarded for that id (dropped if invalid).
     pub check_passthrough_ids: bool,
 }
 
@@ -142,16 +152,24 @@ impl Default for TapOptions {
 pub struct TapStats {
     /// Events delivered to a subscription.
     pub delivered: u64,
-    /// Signatures checked (each event whose id was not in the cache, once).
+    /// Signatures checked on the tap's subscriptions (each event whose (id, signature) pair was
+    /// not in the cache, once).
     pub signatures_checked: u64,
-    /// Events whose id was found in the verified-id cache (id recomputed, signature skipped).
+    /// Events whose (id, signature) pair was found in the verified cache: the id was recomputed
+    /// and the signature bytes were identical to ones already verified for it, so the signature
+    /// check was skipped.
     pub cache_hits: u64,
-    /// Copies that waited for another connection's verdict on the same id.
+    /// Copies that waited for another connection's verdict on the same (id, signature) pair.
     pub deferred: u64,
     /// Batches flushed.
     pub batches: u64,
-    /// Pass-through `EVENT` frames dropped by the id guard.
+    /// Pass-through `EVENT` frames dropped by the guard because their id is wrong.
     pub passthrough_invalid_id: u64,
+    /// Signatures the pass-through guard checked (copies whose signature bytes differed from
+    /// the ones forwarded before for the same id).
+    pub passthrough_signatures_checked: u64,
+    /// Pass-through `EVENT` frames dropped by the guard because their signature is invalid.
+    pub passthrough_invalid_signature: u64,
     /// Dropped: [`DropReason::MessageTooLarge`].
     pub message_too_large: u64,
     /// Dropped: [`DropReason::Unparsable`].
@@ -194,6 +212,8 @@ struct Counters {
     deferred: AtomicU64,
     batches: AtomicU64,
     passthrough_invalid_id: AtomicU64,
+    passthrough_signatures_checked: AtomicU64,
+    passthrough_invalid_signature: AtomicU64,
     dropped: [AtomicU64; 8],
 }
 
@@ -210,13 +230,29 @@ fn reason_index(r: DropReason) -> usize {
     }
 }
 
+/// What a verdict is cached and claimed under: the full id and the full signature. The
+/// signature check covers exactly these bytes (the public key through the id, which is
+/// recomputed for every copy), so a copy with the same key was verified with the same result.
+type Key = ([u8; 32], [u8; 64]);
+
+fn key(event: &Event) -> Key {
+    (*EventView::id_bytes(event), *EventView::sig_bytes(event))
+}
+
+/// Size of nostr-relay-pool 0.44.3's verification cache (ids it will not check again): the
+/// pass-through guard remembers at least as many ids.
+const SDK_VERIFICATION_CACHE: usize = 128_000;
+
 /// State shared by every connection of one tap.
 struct Shared {
     opts: TapOptions,
-    /// Ids whose signature was verified, by full id. Inserted only after success.
-    cache: Mutex<LruCache<[u8; 32], ()>>,
-    /// Ids some connection is verifying right now, with the wakers of copies waiting for them.
-    inflight: Mutex<HashMap<[u8; 32], Vec<Waker>>>,
+    /// (id, signature) pairs whose signature was verified. Inserted only after success.
+    cache: Mutex<LruCache<Key, ()>>,
+    /// Pairs some connection is verifying right now, with the wakers of copies waiting for them.
+    inflight: Mutex<HashMap<Key, Vec<Waker>>>,
+    /// Pass-through guard: per id, the signature bytes forwarded to the SDK first (or, after
+    /// the guard verified a different one, that one). Looked up without refreshing recency.
+    passthrough: Mutex<LruCache<[u8; 32], [u8; 64]>>,
     /// Registered subscriptions.
     routes: Mutex<HashMap<SubscriptionId, mpsc::Sender<TapEvent>>>,
     counters: Counters,
@@ -292,6 +328,8 @@ impl<T> BatchVerifyTransport<T> {
     pub fn with_options(inner: T, mut opts: TapOptions) -> Self {
         opts.batch_size = opts.batch_size.max(1);
         let cap = NonZeroUsize::new(opts.cache_capacity.max(1)).unwrap_or(NonZeroUsize::MIN);
+        let guard_cap = NonZeroUsize::new(opts.cache_capacity.max(SDK_VERIFICATION_CACHE))
+            .unwrap_or(NonZeroUsize::MIN);
         Self {
             inner: Arc::new(inner),
             handle: TapHandle {
@@ -299,6 +337,7 @@ impl<T> BatchVerifyTransport<T> {
                     opts,
                     cache: Mutex::new(LruCache::new(cap)),
                     inflight: Mutex::new(HashMap::new()),
+                    passthrough: Mutex::new(LruCache::new(guard_cap)),
                     routes: Mutex::new(HashMap::new()),
                     counters: Counters::default(),
                 }),
@@ -356,6 +395,10 @@ impl TapHandle {
             deferred: c.deferred.load(Ordering::Relaxed),
             batches: c.batches.load(Ordering::Relaxed),
             passthrough_invalid_id: c.passthrough_invalid_id.load(Ordering::Relaxed),
+            passthrough_signatures_checked: c
+                .passthrough_signatures_checked
+                .load(Ordering::Relaxed),
+            passthrough_invalid_signature: c.passthrough_invalid_signature.load(Ordering::Relaxed),
             message_too_large: d(DropReason::MessageTooLarge),
             unparsable: d(DropReason::Unparsable),
             event_too_large: d(DropReason::EventTooLarge),
@@ -367,7 +410,9 @@ impl TapHandle {
         }
     }
 
-    /// Empties the verified-id cache (the next copy of every event is signature-checked again).
+    /// Empties the verified cache (the next copy of every event is signature-checked again).
+    /// The pass-through guard's record of forwarded signatures is kept: the SDK's own
+    /// verification cache, which it mirrors, is not cleared either.
     pub fn clear_cache(&self) {
         lock(&self.shared.cache).clear();
     }
@@ -655,13 +700,47 @@ impl TapStream {
         }
     }
 
+    /// The pass-through guard. The SDK verifies a forwarded event itself unless its claimed id
+    /// is in its verification cache, so the guard makes sure that every copy it forwards either
+    /// is the first one for its id, or carries the same signature bytes as a copy forwarded
+    /// before, or has a signature the guard verified itself. With the id recomputed for every
+    /// copy, the SDK never skips a check for bytes that nobody checked.
     fn guard_parsed(&self, event: &Event) -> Intercept {
-        if !self.shared.opts.check_passthrough_ids || id_matches(event) {
-            Intercept::Forward
-        } else {
-            self.shared
+        let shared = &self.shared;
+        if !shared.opts.check_passthrough_ids {
+            return Intercept::Forward;
+        }
+        if !id_matches(event) {
+            shared
                 .counters
                 .passthrough_invalid_id
+                .fetch_add(1, Ordering::Relaxed);
+            return Intercept::Consumed;
+        }
+        let (id, sig) = key(event);
+        {
+            let mut seen = lock(&shared.passthrough);
+            match seen.peek(&id) {
+                Some(known) if *known == sig => return Intercept::Forward,
+                Some(_) => {}
+                None => {
+                    seen.put(id, sig);
+                    return Intercept::Forward;
+                }
+            }
+        }
+        // Other signature bytes than the ones forwarded for this id: check them here.
+        shared
+            .counters
+            .passthrough_signatures_checked
+            .fetch_add(1, Ordering::Relaxed);
+        if std::slice::from_ref(event).verify_batch()[0] == Verdict::Valid {
+            lock(&shared.passthrough).put(id, sig);
+            Intercept::Forward
+        } else {
+            shared
+                .counters
+                .passthrough_invalid_signature
                 .fetch_add(1, Ordering::Relaxed);
             Intercept::Consumed
         }
@@ -716,10 +795,10 @@ impl TapStream {
                     class.push(Class::Drop);
                     continue;
                 }
-                let id = ev.id.to_bytes();
-                if cache.get(&id).is_some() {
+                let k = key(ev);
+                if cache.get(&k).is_some() {
                     class.push(Class::Hit);
-                } else if let std::collections::hash_map::Entry::Vacant(slot) = inflight.entry(id) {
+                } else if let std::collections::hash_map::Entry::Vacant(slot) = inflight.entry(k) {
                     slot.insert(Vec::new());
                     class.push(Class::Claimed);
                     claimed_n += 1;
@@ -765,11 +844,11 @@ impl TapStream {
             let mut cache = lock(&shared.cache);
             let mut inflight = lock(&shared.inflight);
             for (ev, v) in claimed.iter().zip(&verdicts) {
-                let id = ev.id.to_bytes();
+                let k = key(ev);
                 if *v == Verdict::Valid {
-                    cache.put(id, ());
+                    cache.put(k, ());
                 }
-                if let Some(w) = inflight.remove(&id) {
+                if let Some(w) = inflight.remove(&k) {
                     wakers.extend(w);
                 }
             }
@@ -833,20 +912,20 @@ impl TapStream {
         let Some(Slot::Deferred(_, _, ev)) = self.out.front() else {
             return Poll::Ready(());
         };
-        let id = ev.id.to_bytes();
+        let k = key(ev);
         let cached = {
-            let cache_hit = lock(&self.shared.cache).get(&id).is_some();
+            let cache_hit = lock(&self.shared.cache).get(&k).is_some();
             if cache_hit {
                 true
             } else {
                 let mut inflight = lock(&self.shared.inflight);
-                if let Some(w) = inflight.get_mut(&id) {
+                if let Some(w) = inflight.get_mut(&k) {
                     w.push(cx.waker().clone());
                     return Poll::Pending;
                 }
                 // Not cached and nobody verifies it: the owner found its copy invalid (or the
                 // entry was evicted). Claim it and verify our copy ourselves.
-                inflight.insert(id, Vec::new());
+                inflight.insert(k, Vec::new());
                 false
             }
         };
@@ -873,9 +952,9 @@ impl TapStream {
             }
             let waiters = {
                 if v == Verdict::Valid {
-                    lock(&self.shared.cache).put(id, ());
+                    lock(&self.shared.cache).put(k, ());
                 }
-                lock(&self.shared.inflight).remove(&id)
+                lock(&self.shared.inflight).remove(&k)
             };
             for w in waiters.into_iter().flatten() {
                 w.wake();

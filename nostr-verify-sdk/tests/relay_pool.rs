@@ -1,5 +1,7 @@
-//! End to end over real WebSockets on 127.0.0.1 with nostr-relay-builder 0.44.1 relays
-//! (`INTEGRATION.md` §7). Every test starts and stops its own relays; every wait is bounded.
+//! End to end over real WebSockets on 127.0.0.1 with nostr-relay-builder 0.44.1 `LocalRelay`s
+//! through nostr-sdk 0.44.1's relay pool, with the tap as the client's WebSocket transport.
+//! Every test starts and stops its own relays (any free port, in-memory databases seeded
+//! without verification so forged events can be served); every wait is bounded.
 
 mod common;
 
@@ -320,6 +322,91 @@ async fn tampered_copy_of_a_genuine_id_is_rejected_on_both_paths() {
         .unwrap();
     assert!(sdk_b.is_empty(), "tampered copies reached the SDK path");
     assert_eq!(tap.stats().passthrough_invalid_id - guard_before, n as u64);
+    client.shutdown().await;
+    good.shutdown();
+    evil.shutdown();
+}
+
+/// A second relay serving the genuine events with other signature bytes (another event's
+/// signature, or one bit flipped) under their genuine ids: the tap checks those bytes instead
+/// of trusting the genuine copy's verdict, and the pass-through guard keeps them from the SDK,
+/// whose verification cache is keyed by id alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copy_with_other_signature_bytes_is_rejected_on_both_paths() {
+    let n = 50;
+    let genuine = signed_events(n, 5, 50_000);
+    let forged: Vec<Event> = genuine
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            if i % 2 == 0 {
+                bad_sig(e.clone(), &genuine[(i + 1) % n])
+            } else {
+                mangled_sig(e)
+            }
+        })
+        .collect();
+    let sigs: HashMap<EventId, Signature> = genuine.iter().map(|e| (e.id, e.sig)).collect();
+    let genuine_sigs = |evs: &Events| evs.iter().all(|e| sigs.get(&e.id) == Some(&e.sig));
+    let good = start_relay(seeded_db(&genuine).await, n, 0).await;
+    let evil = start_relay(seeded_db(&forged).await, n, 0).await;
+    let (gu, eu) = (good.url().await, evil.url().await);
+    let (tap, client) = tapped_client(&[gu.clone(), eu.clone()], TapOptions::default()).await;
+
+    // Ours: genuine first (verified, cached), then the second relay's copies: all rejected.
+    let a = bounded(
+        "good",
+        client.fetch_events_from([gu.clone()], all_notes(), FETCH),
+    )
+    .await
+    .unwrap();
+    assert_eq!(a.len(), n);
+    assert!(genuine_sigs(&a));
+    let b = bounded(
+        "evil",
+        client.fetch_events_from([eu.clone()], all_notes(), FETCH),
+    )
+    .await
+    .unwrap();
+    assert!(
+        b.is_empty(),
+        "copies with unchecked signature bytes delivered"
+    );
+    let st = tap.stats();
+    assert_eq!(st.dropped(DropReason::InvalidSignature), n as u64);
+    assert_eq!(st.signatures_checked, 2 * n as u64);
+    // Both relays at once (copies in flight on both connections): every genuine event, with
+    // its genuine signature.
+    let both = bounded("both", client.fetch_events(all_notes(), FETCH))
+        .await
+        .unwrap();
+    assert_eq!(both.len(), n);
+    assert!(genuine_sigs(&both));
+    assert_eq!(
+        tap.stats().dropped(DropReason::InvalidSignature),
+        2 * n as u64
+    );
+
+    // The SDK's own path: once the genuine ids are in its verification cache, nostr-relay-pool
+    // 0.44.3 would deliver the other bytes unchecked; the guard checks and drops them.
+    let sdk_a = client
+        .client()
+        .fetch_events_from([gu], all_notes(), FETCH)
+        .await
+        .unwrap();
+    assert_eq!(sdk_a.len(), n);
+    let sdk_b = client
+        .client()
+        .fetch_events_from([eu], all_notes(), FETCH)
+        .await
+        .unwrap();
+    assert!(
+        sdk_b.is_empty(),
+        "unchecked signature bytes reached the SDK path"
+    );
+    let st = tap.stats();
+    assert_eq!(st.passthrough_invalid_signature, n as u64);
+    assert_eq!(st.passthrough_invalid_id, 0);
     client.shutdown().await;
     good.shutdown();
     evil.shutdown();

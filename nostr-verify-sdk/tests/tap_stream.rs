@@ -1,5 +1,6 @@
 //! The tap's stream logic on synthetic frames (no network): routing, ordering, every drop
-//! reason, the pass-through id guard, the verified-id cache, and verdicts against `Event::verify`.
+//! reason, the pass-through guard, the verified (id, signature) cache, and verdicts against
+//! `Event::verify`.
 
 mod common;
 
@@ -12,7 +13,7 @@ use nostr_verify_sdk::{
 };
 use tokio::sync::mpsc;
 
-use common::{bad_id, bad_sig, scale, signed_events};
+use common::{bad_id, bad_sig, mangled_sig, scale, signed_events};
 
 fn ev_frame(sub: &str, ev: &Event) -> String {
     RelayMessage::event(SubscriptionId::new(sub), ev.clone()).as_json()
@@ -223,6 +224,118 @@ async fn cache_skips_signatures_but_never_ids() {
     )
     .await;
     assert_eq!(tap.stats().signatures_checked, 40);
+}
+
+fn delivered(got: &[TapEvent]) -> Vec<(EventId, Signature)> {
+    got.iter()
+        .filter_map(|e| match e {
+            TapEvent::Event { event, .. } => Some((event.id, event.sig)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Copies of the events with other signature bytes under the same (genuine) id: every other
+/// one carries another event's signature, the rest a signature with one bit flipped.
+fn same_id_other_sig(evs: &[Event]) -> Vec<Event> {
+    evs.iter()
+        .enumerate()
+        .map(|(i, e)| {
+            if i % 2 == 0 {
+                bad_sig(e.clone(), &evs[(i + 1) % evs.len()])
+            } else {
+                mangled_sig(e)
+            }
+        })
+        .collect()
+}
+
+/// The cache is keyed by (id, signature): a copy of a verified event whose signature bytes
+/// differ is checked on its own, never delivered on the strength of the genuine copy's verdict.
+#[tokio::test]
+async fn cache_is_keyed_by_id_and_signature() {
+    let evs = signed_events(12, 3, 7_000);
+    let genuine: Vec<(EventId, Signature)> = evs.iter().map(|e| (e.id, e.sig)).collect();
+    let forged = same_id_other_sig(&evs);
+    let frames = |v: &[Event]| v.iter().map(|e| ev_frame("bv:k", e)).collect::<Vec<_>>();
+
+    let tap = BatchVerifyTransport::default();
+    let (_, got) = run(&tap, &["bv:k"], frames(&evs)).await;
+    assert_eq!(delivered(&got), genuine);
+    // The genuine ids are cached; copies with other signature bytes are still checked.
+    let (_, got) = run(&tap, &["bv:k"], frames(&forged)).await;
+    assert!(delivered(&got).is_empty(), "forged copies delivered");
+    let st = tap.stats();
+    assert_eq!(st.dropped(DropReason::InvalidSignature), 12);
+    assert_eq!((st.signatures_checked, st.cache_hits), (24, 0));
+    // The genuine copies are still cache hits.
+    let (_, got) = run(&tap, &["bv:k"], frames(&evs)).await;
+    assert_eq!(delivered(&got), genuine);
+    let st = tap.stats();
+    assert_eq!((st.signatures_checked, st.cache_hits), (24, 12));
+
+    // Genuine and forged copies interleaved on one connection, for several batch sizes: a
+    // forged copy of an id verified in the same or an earlier batch (or still in flight) is
+    // rejected, its genuine twin delivered, in wire order.
+    let mut mixed = Vec::new();
+    for (g, f) in evs.iter().zip(&forged) {
+        if g.created_at.as_secs() % 2 == 0 {
+            mixed.extend([g.clone(), f.clone()]);
+        } else {
+            mixed.extend([f.clone(), g.clone()]);
+        }
+    }
+    for batch_size in [1, 2, 3, 1024] {
+        let opts = TapOptions {
+            batch_size,
+            ..TapOptions::default()
+        };
+        let tap = BatchVerifyTransport::with_options(DefaultWebsocketTransport, opts);
+        let (_, got) = run(&tap, &["bv:k"], frames(&mixed)).await;
+        assert_eq!(delivered(&got), genuine, "batch size {batch_size}");
+        let st = tap.stats();
+        assert_eq!(
+            st.dropped(DropReason::InvalidSignature),
+            12,
+            "batch size {batch_size}"
+        );
+        assert_eq!(st.signatures_checked, 24, "batch size {batch_size}");
+    }
+}
+
+/// The pass-through guard forwards a copy of an id with other signature bytes only after
+/// checking that signature: the SDK would skip its own check for an id it has verified.
+#[tokio::test]
+async fn passthrough_guard_checks_other_signature_bytes() {
+    let evs = signed_events(2, 1, 8_000);
+    let forged = same_id_other_sig(&evs);
+    let sdk = "0123456789abcdef0123456789abcdef";
+    let f = |e: &Event| ev_frame(sdk, e);
+    let frames = vec![
+        f(&evs[0]),    // first copy of id 0: forwarded, the SDK verifies it
+        f(&forged[0]), // other bytes under id 0: checked here, invalid, dropped
+        f(&evs[0]),    // the bytes forwarded before: forwarded
+        f(&forged[1]), // first copy of id 1: forwarded, the SDK verifies (and rejects) it
+        f(&evs[1]),    // other bytes under id 1: checked here, valid, forwarded
+        f(&forged[1]), // no longer the bytes on record: checked here, invalid, dropped
+    ];
+    let tap = BatchVerifyTransport::default();
+    let (fwd, _) = run(&tap, &[], frames.clone()).await;
+    assert_eq!(fwd, vec![f(&evs[0]), f(&evs[0]), f(&forged[1]), f(&evs[1])]);
+    let st = tap.stats();
+    assert_eq!(st.passthrough_signatures_checked, 3);
+    assert_eq!(st.passthrough_invalid_signature, 2);
+    assert_eq!(st.passthrough_invalid_id, 0);
+    assert_eq!(st.signatures_checked, 0);
+
+    // With the guard off every frame goes through.
+    let opts = TapOptions {
+        check_passthrough_ids: false,
+        ..TapOptions::default()
+    };
+    let open = BatchVerifyTransport::with_options(DefaultWebsocketTransport, opts);
+    let (fwd, _) = run(&open, &[], frames.clone()).await;
+    assert_eq!(fwd, frames);
 }
 
 /// Random mixes of valid and forged events, every batch size from 1 to 9: the tap delivers

@@ -55,6 +55,20 @@ pub fn bad_sig(mut ev: Event, other: &Event) -> Event {
     ev
 }
 
+/// The same event with one bit of its signature flipped: id right, signature bytes differ.
+pub fn mangled_sig(ev: &Event) -> Event {
+    let sig = ev.sig.to_string();
+    let last = sig.chars().last().expect("hex");
+    let flipped = if last == '0' { '1' } else { '0' };
+    let json = ev
+        .as_json()
+        .replacen(&sig, &format!("{}{flipped}", &sig[..sig.len() - 1]), 1);
+    let out = Event::from_json(json).expect("still parses");
+    assert_eq!(out.id, ev.id);
+    assert_ne!(out.sig, ev.sig);
+    out
+}
+
 /// A relay database holding `events` as given (no verification, so forged events can be seeded).
 pub async fn seeded_db(events: &[Event]) -> MemoryDatabase {
     let db = MemoryDatabase::with_opts(MemoryDatabaseOptions {
