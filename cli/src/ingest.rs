@@ -2,9 +2,10 @@
 //!
 //! Saves go through `NostrDatabase::save_event` with up to [`CONCURRENT_SAVES`] calls in flight
 //! (`buffer_unordered`): nostr-lmdb's ingester thread drains everything queued into one write
-//! transaction, so concurrent calls are committed in large transactions (INTEGRATION.md §6:
-//! 5000 saves, 1.95 s one by one, 78 ms concurrently). Calls are started in input order, so the
-//! database applies replacements and deletions in input order.
+//! transaction, so concurrent calls are committed in a few large transactions instead of one
+//! transaction (and one disk sync) per event, which is what makes saving one event at a time slow.
+//! Calls are started in input order, so the database applies replacements and deletions in input
+//! order.
 //!
 //! The database's own rules decide what is stored (`SaveEventStatus`): already stored, deleted
 //! (NIP-09), replaced by a newer replaceable/addressable event, ephemeral, vanished (NIP-62),

@@ -1,4 +1,4 @@
-//! The library behind the `nostr-verify` binary (issue 7): a streaming line reader, the parallel
+//! The library behind the `nostr-verify` binary: a streaming line reader, the parallel
 //! check pipeline and the LMDB ingest. `src/main.rs` only parses arguments and prints.
 //!
 //! Data flow: one reader thread cuts the input into chunks of lines ([`input`]); N worker threads

@@ -1,4 +1,4 @@
-//! `nostr-verify`: check and ingest Nostr event dumps (issue 7). See `docs/cli.md`.
+//! `nostr-verify`: check and ingest Nostr event dumps. See `docs/cli.md`.
 
 use nostr_verify_cli::ingest::{self, DbCounts, Saver};
 use nostr_verify_cli::input::Input;
