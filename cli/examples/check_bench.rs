@@ -1,5 +1,5 @@
 //! Throughput of `nostr-verify check` against a single-threaded `Event::from_json` +
-//! `Event::verify` loop over the same lines, measured in one run (issue 7 item 5).
+//! `Event::verify` loop over the same lines, measured in one run.
 //!
 //! ```text
 //! cargo run --release -p nostr-verify-cli --example check_bench -- [FILE] [REPS]

@@ -2,9 +2,14 @@
 //!
 //! Saves go through `NostrDatabase::save_event` with up to [`CONCURRENT_SAVES`] calls in flight
 //! (`buffer_unordered`): nostr-lmdb's ingester thread drains everything queued into one write
-//! transaction, so concurrent calls are committed in large transactions (INTEGRATION.md §6:
-//! 5000 saves, 1.95 s one by one, 78 ms concurrently). Calls are started in input order, so the
-//! database applies replacements and deletions in input order.
+//! transaction, so concurrent calls are committed in a few large transactions instead of one
+//! transaction (and one disk sync) per event, which is what makes saving one event at a time slow.
+//! Calls are started in input order, so the database applies replacements and deletions in input
+//! order.
+//!
+//! Events waiting for, or in, a `save_event` call hold their size (estimated by
+//! [`event_bytes`]) of the [`Budget`] shared with the check pipeline, so a dump of large events
+//! cannot pile up in the queue: the number of calls in flight is a cap, the bytes are the bound.
 //!
 //! The database's own rules decide what is stored (`SaveEventStatus`): already stored, deleted
 //! (NIP-09), replaced by a newer replaceable/addressable event, ephemeral, vanished (NIP-62),
@@ -12,6 +17,7 @@
 //! so this module does not save events whose `expiration` tag is in the past and counts them as
 //! rejected "expired".
 
+use crate::budget::{event_bytes, Account, Budget};
 use futures_util::stream::{self, StreamExt};
 use nostr::event::Event;
 use nostr::filter::Filter;
@@ -19,8 +25,10 @@ use nostr::types::Timestamp;
 use nostr_database::{NostrDatabase, RejectedReason, SaveEventStatus};
 use nostr_lmdb::NostrLmdb;
 use std::collections::BTreeMap;
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc as std_mpsc;
+use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 use tokio::sync::mpsc;
 
@@ -91,22 +99,39 @@ impl DbCounts {
 /// A database opened on its own thread (with a single-threaded tokio runtime), fed through a
 /// bounded channel so the check pipeline never waits for more than one channel's worth.
 pub struct Saver {
-    tx: mpsc::Sender<Event>,
+    tx: mpsc::Sender<(Event, usize)>,
+    budget: Arc<Budget>,
     thread: JoinHandle<DbCounts>,
     expired: u64,
     now: Timestamp,
 }
 
 impl Saver {
-    /// Opens (creating if missing) the nostr-lmdb database in `dir`.
+    /// Opens (creating if missing) the nostr-lmdb database in `dir`, on its own thread. Queued
+    /// events hold their bytes of `budget` until their save completed.
     ///
     /// # Errors
-    /// The runtime or the database could not be started (message for the user).
-    pub fn open(dir: &Path) -> Result<Saver, String> {
-        let (tx, rx) = mpsc::channel::<Event>(CONCURRENT_SAVES);
+    /// The thread, the runtime or the database could not be started (message for the user).
+    pub fn open(dir: &Path, budget: Arc<Budget>) -> Result<Saver, String> {
+        Self::open_spawning(dir, budget, |name, f| {
+            thread::Builder::new().name(name.into()).spawn(f)
+        })
+    }
+
+    /// [`Saver::open`] with the thread started by `spawn` (the tests refuse it).
+    fn open_spawning(
+        dir: &Path,
+        budget: Arc<Budget>,
+        spawn: impl FnOnce(
+            &str,
+            Box<dyn FnOnce() -> DbCounts + Send>,
+        ) -> io::Result<JoinHandle<DbCounts>>,
+    ) -> Result<Saver, String> {
+        let (tx, rx) = mpsc::channel::<(Event, usize)>(CONCURRENT_SAVES);
         let (opened_tx, opened_rx) = std_mpsc::channel::<Result<(), String>>();
         let dir: PathBuf = dir.to_path_buf();
-        let thread = thread::spawn(move || {
+        let db_budget = budget.clone();
+        let body = Box::new(move || {
             let mut counts = DbCounts::default();
             let rt = match tokio::runtime::Builder::new_current_thread()
                 .enable_all()
@@ -130,9 +155,14 @@ impl Saver {
                 let _ = opened_tx.send(Ok(()));
                 let events =
                     stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|e| (e, rx)) });
-                let db = &db;
+                let (db, budget) = (&db, &db_budget);
                 let statuses = events
-                    .map(|event| async move { db.save_event(&event).await })
+                    .map(|(event, size)| async move {
+                        let status = db.save_event(&event).await;
+                        drop(event);
+                        budget.release(Account::Saves, size);
+                        status
+                    })
                     .buffer_unordered(CONCURRENT_SAVES);
                 let mut statuses = std::pin::pin!(statuses);
                 while let Some(status) = statuses.next().await {
@@ -141,9 +171,12 @@ impl Saver {
             });
             counts
         });
+        let thread = spawn("nostr-verify-db", body)
+            .map_err(|e| format!("cannot start the database thread: {e}"))?;
         match opened_rx.recv() {
             Ok(Ok(())) => Ok(Saver {
                 tx,
+                budget,
                 thread,
                 expired: 0,
                 now: Timestamp::now(),
@@ -153,8 +186,8 @@ impl Saver {
         }
     }
 
-    /// Queues a verified event for saving (blocks while the queue is full). Events that carry an
-    /// expired NIP-40 `expiration` tag are counted and dropped.
+    /// Queues a verified event for saving (blocks while the queue is full or the budget spent).
+    /// Events that carry an expired NIP-40 `expiration` tag are counted and dropped.
     ///
     /// # Errors
     /// The database thread has stopped.
@@ -163,9 +196,12 @@ impl Saver {
             self.expired += 1;
             return Ok(());
         }
-        self.tx
-            .blocking_send(event)
-            .map_err(|_| "the database thread stopped".to_string())
+        let size = event_bytes(&event);
+        self.budget.acquire(Account::Saves, size, 0);
+        self.tx.blocking_send((event, size)).map_err(|_| {
+            self.budget.release(Account::Saves, size);
+            "the database thread stopped".to_string()
+        })
     }
 
     /// Waits for every queued save and returns the counts.
@@ -248,4 +284,23 @@ pub fn count(dir: &Path) -> Result<DbContents, String> {
         }
         Ok(DbContents { total, kinds })
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refused_database_thread_is_an_error_not_a_panic() {
+        let dir = std::env::temp_dir().join(format!("nv-ingest-refused-{}", std::process::id()));
+        let budget = Arc::new(Budget::new(1 << 20));
+        let got = Saver::open_spawning(&dir, budget, |_, _| {
+            Err(io::Error::other("refused by the test"))
+        });
+        match got {
+            Err(e) => assert_eq!(e, "cannot start the database thread: refused by the test"),
+            Ok(_) => panic!("the database cannot run without its thread"),
+        }
+        assert!(!dir.exists(), "nothing was created");
+    }
 }

@@ -149,6 +149,7 @@ pub fn read_line_capped<R: BufRead + ?Sized>(
                 too_long = true;
                 buf.truncate(start);
             } else {
+                reserve(buf, take);
                 buf.extend_from_slice(&avail[..take]);
             }
         }
@@ -166,6 +167,56 @@ pub fn read_line_capped<R: BufRead + ?Sized>(
         buf.pop();
     }
     Ok(LineRead::Line)
+}
+
+/// Grows `buf` for `more` bytes: doubling while small, then in steps of at most [`GROW_STEP`],
+/// so a long line does not leave a buffer of nearly twice its size behind.
+fn reserve(buf: &mut Vec<u8>, more: usize) {
+    if buf.capacity() - buf.len() < more {
+        buf.reserve_exact(more.max(buf.capacity().min(GROW_STEP)));
+    }
+}
+
+/// The largest step by which [`read_line_capped`] grows a buffer beyond what it needs.
+const GROW_STEP: usize = 1 << 20;
+
+/// Reads and drops the `\n` bytes at the current position, up to the first other byte or the end
+/// of input, and returns how many there were: a run of empty lines, skipped without looking at
+/// them one by one.
+///
+/// # Errors
+/// Read errors other than `Interrupted`; the newlines skipped before it are lost.
+pub fn skip_newlines<R: BufRead + ?Sized>(r: &mut R) -> io::Result<u64> {
+    let mut total = 0u64;
+    loop {
+        let avail = match r.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if avail.is_empty() {
+            return Ok(total);
+        }
+        let n = leading_newlines(avail);
+        let whole = n == avail.len();
+        r.consume(n);
+        total += n as u64;
+        if !whole {
+            return Ok(total);
+        }
+    }
+}
+
+/// How many bytes at the start of `bytes` are `\n`. Scans 64 bytes per step with a branch-free
+/// OR over each block (which the compiler vectorises), then finishes byte by byte.
+fn leading_newlines(bytes: &[u8]) -> usize {
+    const BLOCK: usize = 64;
+    let blocks = bytes
+        .chunks_exact(BLOCK)
+        .take_while(|block| block.iter().fold(0u8, |acc, &b| acc | (b ^ b'\n')) == 0)
+        .count();
+    let done = blocks * BLOCK;
+    done + bytes[done..].iter().take_while(|&&b| b == b'\n').count()
 }
 
 #[cfg(test)]
@@ -213,6 +264,45 @@ mod tests {
             (LineRead::Line, b"z".to_vec()),
         ];
         assert_eq!(got, want);
+    }
+
+    #[test]
+    fn skips_runs_of_newlines_across_buffer_refills() {
+        for (input, want, rest) in [
+            (&b""[..], 0, &b""[..]),
+            (b"abc\n", 0, b"abc\n"),
+            (b"\n\n\nx\n\n", 3, b"x\n\n"),
+            (b"\n\r\n", 1, b"\r\n"),
+        ] {
+            let mut r = BufReader::with_capacity(2, input);
+            assert_eq!(skip_newlines(&mut r).expect("in memory"), want);
+            let mut left = Vec::new();
+            r.read_to_end(&mut left).expect("in memory");
+            assert_eq!(left, rest);
+        }
+        for len in [0, 1, 63, 64, 65, 200] {
+            let mut bytes = vec![b'\n'; len];
+            assert_eq!(leading_newlines(&bytes), len);
+            bytes.push(b' ');
+            bytes.extend_from_slice(&[b'\n'; 70]);
+            assert_eq!(leading_newlines(&bytes), len);
+        }
+    }
+
+    #[test]
+    fn a_long_line_leaves_little_spare_capacity() {
+        let line = vec![b'a'; 5 << 20];
+        let mut input = line.clone();
+        input.push(b'\n');
+        let mut r = BufReader::with_capacity(BUF_SIZE, &input[..]);
+        let mut buf = Vec::new();
+        let got = read_line_capped(&mut r, &mut buf, 6 << 20).expect("in memory");
+        assert_eq!((got, buf.len()), (LineRead::Line, line.len()));
+        assert!(
+            buf.capacity() <= line.len() + GROW_STEP,
+            "{}",
+            buf.capacity()
+        );
     }
 
     #[test]

@@ -1,12 +1,14 @@
-//! The library behind the `nostr-verify` binary (issue 7): a streaming line reader, the parallel
+//! The library behind the `nostr-verify` binary: a streaming line reader, the parallel
 //! check pipeline and the LMDB ingest. `src/main.rs` only parses arguments and prints.
 //!
 //! Data flow: one reader thread cuts the input into chunks of lines ([`input`]); N worker threads
 //! parse each line ([`mod@line`]) and verify the chunk's events with
 //! [`nostr_verify::VerifyBatchExt::verify_batch`]; the calling thread puts the chunks back in line
-//! order, removes duplicates and hands every line's outcome to a callback ([`pipeline`]). A fixed
-//! number of chunks is in flight at any time, so memory stays bounded whatever the input size.
+//! order, removes duplicates and hands every line's outcome to a callback ([`pipeline`]). What is
+//! in flight (chunks of text, decoded events, events queued for the database) holds bytes of one
+//! [`budget::Budget`], so memory stays bounded by bytes whatever the input and its line lengths.
 
+pub mod budget;
 pub mod ingest;
 pub mod input;
 pub mod line;

@@ -1,34 +1,117 @@
-//! `nostr-verify`: check and ingest Nostr event dumps (issue 7). See `docs/cli.md`.
+//! `nostr-verify`: check and ingest Nostr event dumps. See `docs/cli.md`.
 
+use clap::{Args, Parser, Subcommand};
+use nostr_verify_cli::budget::Budget;
 use nostr_verify_cli::ingest::{self, DbCounts, Saver};
 use nostr_verify_cli::input::Input;
 use nostr_verify_cli::pipeline::{self, Options, Pos, Record, Summary};
 use serde_json::json;
 use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
-const USAGE: &str = "\
-usage: nostr-verify check  [OPTIONS] [FILE ...]
-       nostr-verify ingest --db DIR [OPTIONS] [FILE ...]
-       nostr-verify count  --db DIR [--json]
+/// Verifies Nostr events, one per line: an event object, ["EVENT",<sub>,{event}] or
+/// ["EVENT",{event}]. Blank lines are skipped; gzip input is decompressed.
+#[derive(Parser, Debug)]
+#[command(
+    name = "nostr-verify",
+    version,
+    propagate_version = true,
+    subcommand_required = true,
+    after_help = "exit status: 0 every event valid, 1 some line or event rejected, 2 usage or I/O error"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
 
-Verifies Nostr events, one per line: an event object, [\"EVENT\",<sub>,{event}] or
-[\"EVENT\",{event}]. Blank lines are skipped; gzip input is decompressed. No FILE, or -,
-reads standard input. `ingest` also saves the valid events into a nostr-lmdb database
-(created if missing); `count` shows what a database holds.
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Check every line's event: id and BIP-340 signature.
+    Check(CheckArgs),
+    /// Check, then save the valid events into a nostr-lmdb database (created if missing).
+    Ingest {
+        /// The database directory.
+        #[arg(long, value_name = "DIR")]
+        db: PathBuf,
+        #[command(flatten)]
+        check: CheckArgs,
+    },
+    /// Show how many events a nostr-lmdb database holds, in total and per kind.
+    Count {
+        /// The database directory.
+        #[arg(long, value_name = "DIR")]
+        db: PathBuf,
+        /// Print one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+}
 
-options:
-  --threads N            worker threads (default: all cores)
-  --json                 print the summary as one JSON object on the last line
-  --rejects FILE         write `FILE:LINE: reason` for every rejected line
-  --valid FILE           write every valid event (first occurrence), one per line
-  --max-line-bytes N     reject longer lines without reading them into memory (default 16 MiB)
-  --progress / --no-progress   force the progress bar on standard error on or off
-                         (default: on when standard error is a terminal)
+#[derive(Args, Debug)]
+struct CheckArgs {
+    /// Input files, plain or gzip; none, or -, reads standard input.
+    #[arg(value_name = "FILE")]
+    files: Vec<String>,
+    /// Worker threads [default: all cores].
+    #[arg(long, value_name = "N", value_parser = positive)]
+    threads: Option<usize>,
+    /// Print the summary as one JSON object on its last line.
+    #[arg(long)]
+    json: bool,
+    /// Write `FILE:LINE: reason` for every rejected line (- for standard output).
+    #[arg(long, value_name = "FILE")]
+    rejects: Option<PathBuf>,
+    /// Write every valid event (first occurrence), one per line (- for standard output).
+    #[arg(long, value_name = "FILE")]
+    valid: Option<PathBuf>,
+    // The defaults are `pipeline::DEFAULT_MAX_LINE_BYTES` and `budget::DEFAULT_MAX_IN_FLIGHT_BYTES`
+    // written as help shows them; the tests check both the help text and the behaviour.
+    /// Reject longer lines without reading them into memory; K, M, G suffixes are powers of 1024.
+    #[arg(long, value_name = "BYTES", value_parser = bytes, default_value = "5M")]
+    max_line_bytes: usize,
+    /// Budget for the bytes in flight: lines read but not yet reported, events not yet saved.
+    #[arg(long, value_name = "BYTES", value_parser = bytes, default_value = "64M")]
+    max_in_flight_bytes: usize,
+    /// Draw a progress bar on standard error [default: when it is a terminal].
+    #[arg(long, overrides_with = "no_progress")]
+    progress: bool,
+    /// Never draw the progress bar.
+    #[arg(long, overrides_with = "progress")]
+    no_progress: bool,
+}
 
-exit status: 0 every event valid, 1 some line or event rejected, 2 usage or I/O error";
+/// A positive integer.
+fn positive(s: &str) -> Result<usize, String> {
+    s.parse::<usize>()
+        .ok()
+        .filter(|&n| n > 0)
+        .ok_or_else(|| format!("expected a positive integer, got {s:?}"))
+}
+
+/// A positive byte count: an integer with an optional K, M or G suffix (1024, 1024², 1024³),
+/// optionally followed by `iB` or `B`.
+fn bytes(s: &str) -> Result<usize, String> {
+    let t = s.trim();
+    let t = t
+        .strip_suffix("iB")
+        .or_else(|| t.strip_suffix('B'))
+        .unwrap_or(t);
+    let (digits, shift) = match t.as_bytes().last() {
+        Some(b'K' | b'k') => (&t[..t.len() - 1], 10),
+        Some(b'M' | b'm') => (&t[..t.len() - 1], 20),
+        Some(b'G' | b'g') => (&t[..t.len() - 1], 30),
+        _ => (t, 0),
+    };
+    digits
+        .parse::<usize>()
+        .ok()
+        .filter(|&n| n > 0)
+        .and_then(|n| n.checked_mul(1usize << shift))
+        .ok_or_else(|| format!("expected a positive byte count such as 65536 or 64M, got {s:?}"))
+}
 
 /// Exit status 2: usage or I/O errors.
 fn fail(msg: impl std::fmt::Display) -> ExitCode {
@@ -36,111 +119,37 @@ fn fail(msg: impl std::fmt::Display) -> ExitCode {
     ExitCode::from(2)
 }
 
-fn usage_error(msg: impl std::fmt::Display) -> ExitCode {
-    eprintln!("nostr-verify: {msg}\n\n{USAGE}");
-    ExitCode::from(2)
-}
-
-#[derive(Default)]
-struct Args {
-    files: Vec<String>,
-    db: Option<PathBuf>,
-    threads: Option<usize>,
-    json: bool,
-    rejects: Option<PathBuf>,
-    valid: Option<PathBuf>,
-    max_line_bytes: Option<usize>,
-    progress: Option<bool>,
-}
-
-fn parse_args(cmd: &str, mut it: impl Iterator<Item = String>) -> Result<Args, String> {
-    let mut a = Args::default();
-    let mut only_files = false;
-    while let Some(arg) = it.next() {
-        if only_files || arg == "-" || !arg.starts_with('-') {
-            a.files.push(arg);
-            continue;
-        }
-        let (name, inline) = match arg.split_once('=') {
-            Some((n, v)) => (n.to_string(), Some(v.to_string())),
-            None => (arg.clone(), None),
-        };
-        let mut value = |what: &str| -> Result<String, String> {
-            inline
-                .clone()
-                .or_else(|| it.next())
-                .ok_or_else(|| format!("{name} needs {what}"))
-        };
-        let number = |s: String, name: &str| -> Result<usize, String> {
-            s.parse::<usize>()
-                .ok()
-                .filter(|&n| n > 0)
-                .ok_or_else(|| format!("{name}: expected a positive integer, got {s:?}"))
-        };
-        match name.as_str() {
-            "--" => only_files = true,
-            "--json" => a.json = true,
-            "--progress" => a.progress = Some(true),
-            "--no-progress" => a.progress = Some(false),
-            "--db" => a.db = Some(PathBuf::from(value("a directory")?)),
-            "--threads" => a.threads = Some(number(value("a number")?, &name)?),
-            "--max-line-bytes" => a.max_line_bytes = Some(number(value("a number")?, &name)?),
-            "--rejects" => a.rejects = Some(PathBuf::from(value("a file name")?)),
-            "--valid" => a.valid = Some(PathBuf::from(value("a file name")?)),
-            _ => return Err(format!("unknown option {arg}")),
-        }
-        if inline.is_some()
-            && matches!(
-                name.as_str(),
-                "--json" | "--progress" | "--no-progress" | "--"
-            )
-        {
-            return Err(format!("{name} takes no value"));
-        }
-    }
-    match cmd {
-        "check" if a.db.is_some() => Err("check does not take --db".into()),
-        "ingest" if a.db.is_none() => Err("ingest needs --db DIR".into()),
-        "count" if a.db.is_none() => Err("count needs --db DIR".into()),
-        "count" if !a.files.is_empty() || a.rejects.is_some() || a.valid.is_some() => {
-            Err("count takes only --db DIR and --json".into())
-        }
-        _ => Ok(a),
-    }
-}
-
 fn main() -> ExitCode {
-    let mut argv = std::env::args().skip(1);
-    let Some(cmd) = argv.next() else {
-        return usage_error("missing command");
-    };
-    match cmd.as_str() {
-        "-h" | "--help" | "help" => {
-            println!("{USAGE}");
-            return ExitCode::SUCCESS;
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            let text = e.render().to_string();
+            return match e.kind() {
+                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+                    print!("{text}");
+                    ExitCode::SUCCESS
+                }
+                ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+                    fail(format!("missing command\n\n{text}"))
+                }
+                _ => fail(text.strip_prefix("error: ").unwrap_or(&text).trim_end()),
+            };
         }
-        "check" | "ingest" | "count" => {}
-        _ => return usage_error(format!("unknown command {cmd:?}")),
-    }
-    let args = match parse_args(&cmd, argv) {
-        Ok(a) => a,
-        Err(e) => return usage_error(e),
     };
-    if cmd == "count" {
-        return count(&args);
+    match cli.command {
+        Command::Check(args) => check_or_ingest(None, args),
+        Command::Ingest { db, check } => check_or_ingest(Some(&db), check),
+        Command::Count { db, json } => count(&db, json),
     }
-    check_or_ingest(&cmd, args)
 }
 
-fn count(args: &Args) -> ExitCode {
-    let Some(dir) = &args.db else {
-        return usage_error("count needs --db DIR");
-    };
+fn count(dir: &Path, as_json: bool) -> ExitCode {
     let contents = match ingest::count(dir) {
         Ok(c) => c,
         Err(e) => return fail(e),
     };
-    if args.json {
+    if as_json {
         let kinds: serde_json::Map<String, serde_json::Value> = contents
             .kinds
             .iter()
@@ -156,22 +165,36 @@ fn count(args: &Args) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// An output file for `--rejects` / `--valid`.
-fn create(path: &Option<PathBuf>) -> io::Result<Option<BufWriter<File>>> {
-    path.as_ref()
-        .map(|p| File::create(p).map(|f| BufWriter::with_capacity(1 << 20, f)))
-        .transpose()
+/// Standard output, for `--rejects -` and `--valid -`.
+fn is_stdout(path: &Option<PathBuf>) -> bool {
+    path.as_deref() == Some(Path::new("-"))
 }
 
-fn check_or_ingest(cmd: &str, args: Args) -> ExitCode {
+/// An output file for `--rejects` / `--valid`; `-` is standard output.
+fn create(path: &Option<PathBuf>) -> io::Result<Option<BufWriter<Box<dyn Write>>>> {
+    let Some(p) = path else { return Ok(None) };
+    let w: Box<dyn Write> = if is_stdout(path) {
+        Box::new(io::stdout())
+    } else {
+        Box::new(File::create(p)?)
+    };
+    Ok(Some(BufWriter::with_capacity(1 << 20, w)))
+}
+
+fn check_or_ingest(db: Option<&Path>, args: CheckArgs) -> ExitCode {
     let specs = if args.files.is_empty() {
         vec!["-".to_string()]
     } else {
         args.files.clone()
     };
     if specs.iter().filter(|s| *s == "-").count() > 1 {
-        return usage_error("standard input (-) given more than once");
+        return fail("standard input (-) given more than once");
     }
+    if is_stdout(&args.rejects) && is_stdout(&args.valid) {
+        return fail("--rejects and --valid cannot both be standard output (-)");
+    }
+    // With a report on standard output, the summary goes to standard error so the two never mix.
+    let summary_to_stderr = is_stdout(&args.rejects) || is_stdout(&args.valid);
     let mut inputs = Vec::with_capacity(specs.len());
     for spec in &specs {
         match Input::open(spec) {
@@ -184,58 +207,65 @@ fn check_or_ingest(cmd: &str, args: Args) -> ExitCode {
         (Ok(r), Ok(v)) => (r, v),
         (Err(e), _) | (_, Err(e)) => return fail(format!("cannot create output file: {e}")),
     };
-    let mut saver = match &args.db {
-        Some(dir) if cmd == "ingest" => match Saver::open(dir) {
+    let budget = Arc::new(Budget::new(args.max_in_flight_bytes));
+    let mut saver = match db {
+        Some(dir) => match Saver::open(dir, budget.clone()) {
             Ok(s) => Some(s),
             Err(e) => return fail(e),
         },
-        _ => None,
+        None => None,
     };
 
     let threads = args
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let mut opts = Options::new(threads);
-    if let Some(n) = args.max_line_bytes {
-        opts.max_line_bytes = n;
-    }
-    opts.progress = args.progress.unwrap_or_else(|| io::stderr().is_terminal());
+    opts.max_line_bytes = args.max_line_bytes;
+    opts.max_in_flight_bytes = args.max_in_flight_bytes;
+    opts.progress = if args.progress {
+        true
+    } else if args.no_progress {
+        false
+    } else {
+        io::stderr().is_terminal()
+    };
 
     let mut save_error: Option<String> = None;
-    let result = pipeline::run(inputs, &opts, |pos: Pos, record: Record<'_>| {
-        let name = &names[pos.input];
-        let line = pos.line;
-        match record {
-            Record::Valid { event, json } => {
-                if let Some(w) = valid.as_mut() {
-                    w.write_all(json.as_bytes())?;
-                    w.write_all(b"\n")?;
+    let result =
+        pipeline::run_with_budget(inputs, &opts, &budget, |pos: Pos, record: Record<'_>| {
+            let name = &names[pos.input];
+            let line = pos.line;
+            match record {
+                Record::Valid { event, json } => {
+                    if let Some(w) = valid.as_mut() {
+                        w.write_all(json.as_bytes())?;
+                        w.write_all(b"\n")?;
+                    }
+                    if let Some(s) = saver.as_mut() {
+                        if let Err(e) = s.save(event) {
+                            save_error.get_or_insert(e);
+                        }
+                    }
                 }
-                if let Some(s) = saver.as_mut() {
-                    if let Err(e) = s.save(event) {
-                        save_error.get_or_insert(e);
+                Record::Duplicate { .. } => {}
+                Record::InvalidId(e) => {
+                    if let Some(w) = rejects.as_mut() {
+                        writeln!(w, "{name}:{line}: invalid id (claimed id {})", e.id)?;
+                    }
+                }
+                Record::InvalidSignature(e) => {
+                    if let Some(w) = rejects.as_mut() {
+                        writeln!(w, "{name}:{line}: invalid signature (id {})", e.id)?;
+                    }
+                }
+                Record::Unparseable(p) => {
+                    if let Some(w) = rejects.as_mut() {
+                        writeln!(w, "{name}:{line}: {p}")?;
                     }
                 }
             }
-            Record::Duplicate { .. } => {}
-            Record::InvalidId(e) => {
-                if let Some(w) = rejects.as_mut() {
-                    writeln!(w, "{name}:{line}: invalid id (claimed id {})", e.id)?;
-                }
-            }
-            Record::InvalidSignature(e) => {
-                if let Some(w) = rejects.as_mut() {
-                    writeln!(w, "{name}:{line}: invalid signature (id {})", e.id)?;
-                }
-            }
-            Record::Unparseable(p) => {
-                if let Some(w) = rejects.as_mut() {
-                    writeln!(w, "{name}:{line}: {p}")?;
-                }
-            }
-        }
-        Ok(())
-    });
+            Ok(())
+        });
     let mut summary = match result {
         Ok(s) => s,
         Err(e) => return fail(format!("cannot write output: {e}")),
@@ -266,7 +296,20 @@ fn check_or_ingest(cmd: &str, args: Args) -> ExitCode {
             ));
         }
     }
-    print_summary(&summary, db.as_ref(), threads, args.json);
+    if summary.threads < threads {
+        eprintln!(
+            "nostr-verify: the system refused threads; checked on {} instead of {threads}",
+            summary.threads
+        );
+    }
+    let out: Box<dyn Write> = if summary_to_stderr {
+        Box::new(io::stderr())
+    } else {
+        Box::new(io::stdout())
+    };
+    if let Err(e) = print_summary(out, &summary, db.as_ref(), args.json) {
+        return fail(format!("cannot write the summary: {e}"));
+    }
     for e in &summary.io_errors {
         eprintln!("nostr-verify: {e}");
     }
@@ -279,7 +322,14 @@ fn check_or_ingest(cmd: &str, args: Args) -> ExitCode {
     }
 }
 
-fn print_summary(s: &Summary, db: Option<&DbCounts>, threads: usize, as_json: bool) {
+/// Writes the summary (text, or one JSON object) to `out`.
+fn print_summary(
+    mut out: Box<dyn Write>,
+    s: &Summary,
+    db: Option<&DbCounts>,
+    as_json: bool,
+) -> io::Result<()> {
+    let threads = s.threads;
     let eps = s.events_per_second();
     if as_json {
         let mut v = json!({
@@ -314,26 +364,30 @@ fn print_summary(s: &Summary, db: Option<&DbCounts>, threads: usize, as_json: bo
                 }),
             );
         }
-        println!("{v}");
-        return;
+        writeln!(out, "{v}")?;
+        return out.flush();
     }
-    println!("lines              {}", s.lines);
+    writeln!(out, "lines              {}", s.lines)?;
     if s.blank > 0 {
-        println!("  blank            {}", s.blank);
+        writeln!(out, "  blank            {}", s.blank)?;
     }
-    println!("events             {}", s.events);
-    println!("  valid            {}", s.valid);
-    println!("  invalid id       {}", s.invalid_id);
-    println!("  invalid sig      {}", s.invalid_sig);
-    println!("  duplicates       {}", s.duplicates);
-    println!("unparseable lines  {}", s.unparseable);
-    println!("distinct authors   {}", s.authors);
-    println!("elapsed            {:.3} s ({threads} threads)", s.seconds);
-    println!("events per second  {eps:.0}");
+    writeln!(out, "events             {}", s.events)?;
+    writeln!(out, "  valid            {}", s.valid)?;
+    writeln!(out, "  invalid id       {}", s.invalid_id)?;
+    writeln!(out, "  invalid sig      {}", s.invalid_sig)?;
+    writeln!(out, "  duplicates       {}", s.duplicates)?;
+    writeln!(out, "unparseable lines  {}", s.unparseable)?;
+    writeln!(out, "distinct authors   {}", s.authors)?;
+    writeln!(
+        out,
+        "elapsed            {:.3} s ({threads} threads)",
+        s.seconds
+    )?;
+    writeln!(out, "events per second  {eps:.0}")?;
     if let Some(db) = db {
-        println!("database");
-        println!("  saved            {}", db.saved);
-        println!("  rejected         {}", db.rejected());
+        writeln!(out, "database")?;
+        writeln!(out, "  saved            {}", db.saved)?;
+        writeln!(out, "  rejected         {}", db.rejected())?;
         for (name, n) in [
             ("already stored", db.already_stored),
             ("deleted", db.deleted),
@@ -345,11 +399,12 @@ fn print_summary(s: &Summary, db: Option<&DbCounts>, threads: usize, as_json: bo
             ("other", db.other),
         ] {
             if n > 0 {
-                println!("    {name:<15}{n}");
+                writeln!(out, "    {name:<15}{n}")?;
             }
         }
         if db.errors > 0 {
-            println!("  errors           {}", db.errors);
+            writeln!(out, "  errors           {}", db.errors)?;
         }
     }
+    out.flush()
 }

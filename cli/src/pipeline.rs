@@ -3,11 +3,23 @@
 //! ```text
 //! reader thread ──chunks──▶ N workers (parse + verify_batch) ──results──▶ caller's thread
 //!       ▲                                                                   (re-order, dedupe,
-//!       └──────────────────────────── credits ◀──────────────────────────────  callback)
+//!       └──────────────────────── byte budget ◀─────────────────────────────  callback)
 //! ```
-//! The reader needs a credit to send a chunk and the caller's thread returns it after the
-//! chunk's lines were handed to the callback in order, so at most [`Options::in_flight`]
-//! chunks (each at most [`Options::chunk_bytes`] plus one line) exist at any time.
+//! Memory in flight is bounded by bytes, not by a number of chunks: the reader takes a chunk's
+//! bytes from a [`Budget`] as it fills the chunk, with an allowance for decoding and hashing it
+//! (waiting while the budget is spent); a worker charges whatever the chunk's decoded events take
+//! beyond that allowance, and the caller's thread gives all of it back once the chunk's lines were
+//! handed to the callback in order. With 5 MiB lines that is a few lines in flight under the
+//! default 64 MiB, with 500-byte lines tens of thousands.
+//!
+//! Runs of empty lines are skipped in bulk by the reader ([`skip_newlines`]) and a run of blank
+//! lines travels as one entry, so a file of nothing but newlines costs a scan of its bytes.
+//!
+//! Threads: the reader and the workers are started with [`thread::Builder::spawn`]. When the
+//! system refuses a thread, the run goes on with the workers that did start; when no worker or no
+//! reader can be started, the caller's thread reads, checks and hands on every chunk itself. A
+//! panic while decoding or verifying one line (a bug, never expected) is caught for that line,
+//! which is reported as [`Problem::Internal`]; the other lines get their results.
 //!
 //! Duplicates: a valid event whose id already appeared on an earlier line as a valid event is a
 //! duplicate of that line. It is not counted as valid again and is not handed on as valid. The
@@ -16,22 +28,30 @@
 //! copy listed before the genuine event does not hide it. The id and author sets are the only
 //! state that grows with the input (about 80 bytes per distinct valid event).
 
-use crate::input::{read_line_capped, Input, LineRead};
-use crate::line::{parse_line, Problem};
+use crate::budget::{event_bytes, Account, Budget, DEFAULT_MAX_IN_FLIGHT_BYTES};
+use crate::input::{read_line_capped, skip_newlines, Input, LineRead};
+use crate::line::{parse_line, Found, Problem};
 use crate::progress::Progress;
 use nostr::event::Event;
 use nostr_verify::{Verdict, VerifyBatchExt};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver};
 use std::sync::{Arc, Mutex};
-use std::thread;
+use std::thread::{self, JoinHandle};
 use std::time::Instant;
 
-/// Default cap on one line's size: 16 MiB. Longer lines are reported, not read into memory.
-pub const DEFAULT_MAX_LINE_BYTES: usize = 16 << 20;
+/// Default cap on one line's size: 5 MiB, the largest message rust-nostr's relay pool accepts
+/// (`MAX_MESSAGE_SIZE` in nostr-relay-pool). Longer lines are reported, not read into memory.
+pub const DEFAULT_MAX_LINE_BYTES: usize = 5 << 20;
+
+/// Bytes the reader takes from the budget for every byte of text, on top of the text itself,
+/// for what a worker allocates while handling it: the decoded event (about the size of its JSON;
+/// a worker charges more if it turns out larger) and the serialisation of the event that is
+/// hashed to check its id. Taken in advance, so a worker never has to wait for the budget.
+const DECODE_ALLOWANCE: usize = 2;
 
 /// Tuning and output switches for [`run`].
 #[derive(Clone, Debug)]
@@ -44,24 +64,40 @@ pub struct Options {
     pub chunk_lines: usize,
     /// ... or this many bytes.
     pub chunk_bytes: usize,
-    /// Chunks in flight at most (reader, workers and re-order buffer together).
-    pub in_flight: usize,
+    /// Budget for the bytes in flight: chunks read but not yet handed on, with their decoded
+    /// events. One chunk is always admitted, so a single line above the budget still goes through.
+    pub max_in_flight_bytes: usize,
     /// Draw a progress bar on standard error.
     pub progress: bool,
+    #[cfg(test)]
+    pub(crate) hooks: Hooks,
+}
+
+/// Fault injection for the tests.
+#[cfg(test)]
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Hooks {
+    /// Threads the pipeline may start; further spawns fail as if the system refused them.
+    pub(crate) max_spawns: Option<usize>,
+    /// Decoding this line (1-based, any input) panics.
+    pub(crate) panic_parsing_line: Option<u64>,
+    /// Verifying a batch that holds this line's event panics.
+    pub(crate) panic_verifying_line: Option<u64>,
 }
 
 impl Options {
-    /// Defaults for `threads` workers: 16 MiB lines, chunks of 1024 lines or 1 MiB,
-    /// 4 chunks in flight per worker, no progress bar.
+    /// Defaults for `threads` workers: 5 MiB lines, chunks of 1024 lines or 1 MiB, 64 MiB in
+    /// flight, no progress bar.
     pub fn new(threads: usize) -> Self {
-        let threads = threads.max(1);
         Options {
-            threads,
+            threads: threads.max(1),
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
             chunk_lines: 1024,
             chunk_bytes: 1 << 20,
-            in_flight: 4 * threads,
+            max_in_flight_bytes: DEFAULT_MAX_IN_FLIGHT_BYTES,
             progress: false,
+            #[cfg(test)]
+            hooks: Hooks::default(),
         }
     }
 }
@@ -121,6 +157,9 @@ pub struct Summary {
     pub duplicates: u64,
     /// Distinct public keys of valid events.
     pub authors: u64,
+    /// Threads that checked lines: the workers that could be started, or 1 when the caller's
+    /// thread did all the work because the system refused new threads.
+    pub threads: usize,
     /// Wall-clock seconds from the start of reading to the last line handled.
     pub seconds: f64,
     /// Read errors (each ends its input early; the other inputs are still read).
@@ -143,12 +182,24 @@ impl Summary {
     }
 }
 
-/// One line of a chunk: its number and its byte range in `Chunk::data`, or its length when it
-/// was too long to keep.
-struct RawLine {
-    no: u64,
-    range: (usize, usize),
-    too_long: Option<u64>,
+/// One entry of a chunk.
+enum RawLine {
+    /// A line whose bytes are `Chunk::data[range]`.
+    Text { no: u64, range: (usize, usize) },
+    /// A line longer than the cap, of this many bytes; its bytes were not kept.
+    TooLong { no: u64, len: u64 },
+    /// `count` whitespace-only lines, the first numbered `no`.
+    Blank { no: u64, count: u64 },
+}
+
+impl RawLine {
+    fn no(&self) -> u64 {
+        match *self {
+            RawLine::Text { no, .. } | RawLine::TooLong { no, .. } | RawLine::Blank { no, .. } => {
+                no
+            }
+        }
+    }
 }
 
 struct Chunk {
@@ -158,9 +209,37 @@ struct Chunk {
     cap: usize,
     data: Vec<u8>,
     lines: Vec<RawLine>,
+    /// Bytes of the budget this chunk holds.
+    held: usize,
 }
 
-/// A worker's result for one line.
+impl Chunk {
+    fn new(seq: u64, input: usize, cap: usize) -> Self {
+        Chunk {
+            seq,
+            input,
+            cap,
+            data: Vec::new(),
+            lines: Vec::new(),
+            held: 0,
+        }
+    }
+
+    /// The bytes the chunk will need: its text and its line table as read, plus
+    /// [`DECODE_ALLOWANCE`] bytes per byte of text for the work on it.
+    fn footprint(&self) -> usize {
+        self.data.capacity()
+            + self.lines.capacity() * core::mem::size_of::<RawLine>()
+            + self.allowance()
+    }
+
+    /// What the chunk's bytes of text are expected to cost a worker (see [`DECODE_ALLOWANCE`]).
+    fn allowance(&self) -> usize {
+        DECODE_ALLOWANCE.saturating_mul(self.data.len())
+    }
+}
+
+/// A worker's result for one entry of a chunk.
 enum Outcome {
     Blank,
     Problem(Problem),
@@ -177,217 +256,391 @@ struct Done {
 }
 
 /// Checks every line of `inputs` on `opts.threads` workers and calls `on_record` for each
-/// non-blank line in input order.
+/// non-blank line in input order, with its own budget of `opts.max_in_flight_bytes`.
 ///
 /// # Errors
 /// The first error returned by `on_record`; processing stops there. Read errors do not stop the
 /// run: they are listed in [`Summary::io_errors`].
-pub fn run<F>(inputs: Vec<Input>, opts: &Options, mut on_record: F) -> io::Result<Summary>
+pub fn run<F>(inputs: Vec<Input>, opts: &Options, on_record: F) -> io::Result<Summary>
+where
+    F: FnMut(Pos, Record<'_>) -> io::Result<()>,
+{
+    let budget = Arc::new(Budget::new(opts.max_in_flight_bytes));
+    run_with_budget(inputs, opts, &budget, on_record)
+}
+
+/// [`run`] drawing on a budget shared with others (`ingest` shares it with the database saver);
+/// `opts.max_in_flight_bytes` is not used.
+///
+/// # Errors
+/// As [`run`].
+pub fn run_with_budget<F>(
+    inputs: Vec<Input>,
+    opts: &Options,
+    budget: &Arc<Budget>,
+    on_record: F,
+) -> io::Result<Summary>
 where
     F: FnMut(Pos, Record<'_>) -> io::Result<()>,
 {
     let start = Instant::now();
     let total_size: Option<u64> = inputs.iter().map(|i| i.size).sum();
     let raw_bytes: Vec<Arc<AtomicU64>> = inputs.iter().map(|i| i.raw_bytes.clone()).collect();
-    let bytes_read = || {
-        raw_bytes
-            .iter()
-            .map(|c| c.load(Ordering::Relaxed))
-            .sum::<u64>()
+    let mut collector = Collector {
+        on_record,
+        budget: budget.clone(),
+        summary: Summary::default(),
+        seen: HashMap::new(),
+        authors: HashSet::new(),
+        pending: BTreeMap::new(),
+        next: 0,
+        progress: Progress::new(opts.progress, total_size),
+        raw_bytes,
+        start,
+        result: Ok(()),
     };
+    let mut spawns = Spawner::new(opts);
 
     let (chunk_tx, chunk_rx) = mpsc::sync_channel::<Chunk>(opts.threads);
     let chunk_rx = Arc::new(Mutex::new(chunk_rx));
     let (done_tx, done_rx) = mpsc::channel::<Done>();
-    let (credit_tx, credit_rx) = mpsc::sync_channel::<()>(opts.in_flight.max(1));
-    for _ in 0..opts.in_flight.max(1) {
-        credit_tx
-            .send(())
-            .map_err(|_| io::Error::other("credit channel closed"))?;
+    // The inputs reach the reader through a channel, so a refused spawn does not lose them.
+    let (inputs_tx, inputs_rx) = mpsc::channel::<Vec<Input>>();
+    // Set when the callback failed: the reader stops at its next line.
+    let stop = Arc::new(AtomicBool::new(false));
+    let reader = {
+        let (reader_opts, budget, stop) = (opts.clone(), budget.clone(), stop.clone());
+        spawns
+            .spawn("nostr-verify-reader".to_string(), move || {
+                let Ok(inputs) = inputs_rx.recv() else {
+                    return Vec::new();
+                };
+                read_all(inputs, &reader_opts, &budget, &stop, |chunk| {
+                    chunk_tx.send(chunk).is_ok()
+                })
+            })
+            .ok()
+    };
+    let mut workers: Vec<JoinHandle<()>> = Vec::with_capacity(opts.threads);
+    if reader.is_some() {
+        for i in 0..opts.threads {
+            let (rx, tx, hooks, budget) = (
+                chunk_rx.clone(),
+                done_tx.clone(),
+                Hooks::of(opts),
+                budget.clone(),
+            );
+            match spawns.spawn(format!("nostr-verify-worker-{i}"), move || {
+                work(&rx, &tx, &budget, &hooks)
+            }) {
+                Ok(h) => workers.push(h),
+                Err(_) => break,
+            }
+        }
     }
-
-    let reader_opts = opts.clone();
-    let reader = thread::spawn(move || read_all(inputs, &reader_opts, &chunk_tx, &credit_rx));
-    let workers: Vec<_> = (0..opts.threads)
-        .map(|_| {
-            let rx = chunk_rx.clone();
-            let tx = done_tx.clone();
-            thread::spawn(move || work(&rx, &tx))
-        })
-        .collect();
     // Only the workers hold the chunk receiver and the result sender from here on, so each side
     // sees the other hang up (a callback error must not leave the reader blocked on a send).
     drop(chunk_rx);
     drop(done_tx);
+    let reader = match reader {
+        Some(r) if workers.is_empty() => {
+            // A reader without workers: it gets no inputs and returns at once.
+            let _ = inputs_tx.send(Vec::new());
+            let _ = r.join();
+            None
+        }
+        other => other,
+    };
 
-    let mut progress = Progress::new(opts.progress, total_size);
-    let mut summary = Summary::default();
-    let mut seen: HashMap<[u8; 32], Pos> = HashMap::new();
-    let mut authors: HashSet<[u8; 32]> = HashSet::new();
-    let mut pending: BTreeMap<u64, Done> = BTreeMap::new();
-    let mut next = 0u64;
-    let mut result = Ok(());
-    'collect: for done in done_rx.iter() {
-        pending.insert(done.chunk.seq, done);
-        while let Some(done) = pending.remove(&next) {
-            next += 1;
-            let Done { chunk, outcomes } = done;
-            for (raw, outcome) in chunk.lines.iter().zip(outcomes) {
-                let pos = Pos {
-                    input: chunk.input,
-                    line: raw.no,
-                };
-                summary.lines += 1;
-                let r = match outcome {
-                    Outcome::Blank => {
-                        summary.blank += 1;
-                        continue;
-                    }
-                    Outcome::Problem(p) => {
-                        summary.unparseable += 1;
-                        on_record(pos, Record::Unparseable(&p))
-                    }
-                    Outcome::Event {
-                        event,
-                        span,
-                        verdict,
-                    } => {
-                        summary.events += 1;
-                        match verdict {
-                            Verdict::InvalidId => {
-                                summary.invalid_id += 1;
-                                on_record(pos, Record::InvalidId(&event))
-                            }
-                            Verdict::InvalidSignature => {
-                                summary.invalid_sig += 1;
-                                on_record(pos, Record::InvalidSignature(&event))
-                            }
-                            Verdict::Valid => match seen.get(event.id.as_bytes()) {
-                                Some(&first) => {
-                                    summary.duplicates += 1;
-                                    on_record(
-                                        pos,
-                                        Record::Duplicate {
-                                            event: &event,
-                                            first,
-                                        },
-                                    )
-                                }
-                                None => {
-                                    seen.insert(event.id.to_bytes(), pos);
-                                    authors.insert(event.pubkey.to_bytes());
-                                    summary.valid += 1;
-                                    // The span came from `parse_line` on these very bytes, whose
-                                    // UTF-8 it checked; the fallback is unreachable.
-                                    let json = chunk
-                                        .data
-                                        .get(raw.range.0..raw.range.1)
-                                        .and_then(|l| l.get(span.0..span.1))
-                                        .and_then(|b| core::str::from_utf8(b).ok())
-                                        .unwrap_or_default();
-                                    on_record(pos, Record::Valid { event, json })
-                                }
-                            },
-                        }
-                    }
-                };
-                if let Err(e) = r {
-                    result = Err(e);
-                    break 'collect;
+    let (io_errors, threads) = match reader {
+        Some(reader) => {
+            // The reader thread holds its receiver until it returns.
+            let _ = inputs_tx.send(inputs);
+            // After a callback error, the chunks still coming are only given back to the budget
+            // (the reader may be waiting for it) until the reader has seen `stop`.
+            for done in done_rx.iter() {
+                if collector.accept(done).is_err() {
+                    stop.store(true, Ordering::Relaxed);
                 }
             }
-            // The reader may have finished already; then nobody needs the credit back.
-            let _ = credit_tx.send(());
-            progress.update(bytes_read(), summary.lines, summary.events, start);
+            let errors = reader
+                .join()
+                .unwrap_or_else(|_| vec!["reader thread failed".to_string()]);
+            (errors, workers.len())
         }
-    }
-    progress.finish();
-    // On a callback error, unblock the reader (no more credits needed) and the workers.
-    drop(credit_tx);
-    drop(done_rx);
-    let io_errors = reader
-        .join()
-        .unwrap_or_else(|_| vec!["reader thread failed".to_string()]);
+        None => {
+            // No reader, or no worker: the workers (if any) see the chunk channel closed and
+            // stop; the caller's thread does everything.
+            drop(done_rx);
+            let hooks = Hooks::of(opts);
+            let errors = read_all(inputs, opts, budget, &stop, |mut chunk| {
+                let outcomes = process(&mut chunk, budget, &hooks);
+                collector.accept(Done { chunk, outcomes }).is_ok()
+            });
+            (errors, 1)
+        }
+    };
     let mut worker_failed = false;
     for w in workers {
         worker_failed |= w.join().is_err();
     }
-    result?;
+    collector.progress.finish();
+    collector.result?;
+    let mut summary = collector.summary;
     summary.io_errors = io_errors;
-    if worker_failed || !pending.is_empty() {
+    if worker_failed || !collector.pending.is_empty() {
         summary
             .io_errors
             .push("internal error: a worker thread failed".to_string());
     }
-    summary.authors = authors.len() as u64;
+    for done in collector.pending.into_values() {
+        budget.release(Account::Chunks, done.chunk.held);
+    }
+    summary.authors = collector.authors.len() as u64;
+    summary.threads = threads;
     summary.seconds = start.elapsed().as_secs_f64();
     Ok(summary)
 }
 
-/// The reader thread: cuts every input into chunks. Returns the read errors.
+/// Starts named threads, refusing them past the test hook's limit.
+struct Spawner {
+    #[cfg(test)]
+    left: Option<usize>,
+}
+
+impl Spawner {
+    fn new(_opts: &Options) -> Self {
+        Spawner {
+            #[cfg(test)]
+            left: _opts.hooks.max_spawns,
+        }
+    }
+
+    fn spawn<T: Send + 'static>(
+        &mut self,
+        name: String,
+        f: impl FnOnce() -> T + Send + 'static,
+    ) -> io::Result<JoinHandle<T>> {
+        #[cfg(test)]
+        if let Some(left) = self.left.as_mut() {
+            if *left == 0 {
+                return Err(io::Error::other("thread refused by a test hook"));
+            }
+            *left -= 1;
+        }
+        thread::Builder::new().name(name).spawn(f)
+    }
+}
+
+/// The fault-injection hooks, or nothing outside the tests.
+#[cfg(not(test))]
+#[derive(Clone, Copy, Debug, Default)]
+struct Hooks;
+
+impl Hooks {
+    fn of(_opts: &Options) -> Self {
+        #[cfg(test)]
+        return _opts.hooks.clone();
+        #[cfg(not(test))]
+        Hooks
+    }
+}
+
+/// The caller's side: puts chunks back in order, counts, removes duplicates, calls back.
+struct Collector<F> {
+    on_record: F,
+    budget: Arc<Budget>,
+    summary: Summary,
+    seen: HashMap<[u8; 32], Pos>,
+    authors: HashSet<[u8; 32]>,
+    pending: BTreeMap<u64, Done>,
+    next: u64,
+    progress: Progress,
+    raw_bytes: Vec<Arc<AtomicU64>>,
+    start: Instant,
+    /// The callback's first error; nothing is handed on after it.
+    result: io::Result<()>,
+}
+
+impl<F> Collector<F>
+where
+    F: FnMut(Pos, Record<'_>) -> io::Result<()>,
+{
+    /// Takes one processed chunk and hands on every chunk that is now next in order. `Err(())`
+    /// once the callback failed (the error is kept in `result`).
+    fn accept(&mut self, done: Done) -> Result<(), ()> {
+        if self.result.is_err() {
+            self.budget.release(Account::Chunks, done.chunk.held);
+            return Err(());
+        }
+        self.pending.insert(done.chunk.seq, done);
+        while let Some(done) = self.pending.remove(&self.next) {
+            self.next += 1;
+            let held = done.chunk.held;
+            let r = self.hand_on(done);
+            self.budget.release(Account::Chunks, held);
+            if let Err(e) = r {
+                self.result = Err(e);
+                return Err(());
+            }
+            let bytes = self
+                .raw_bytes
+                .iter()
+                .map(|c| c.load(Ordering::Relaxed))
+                .sum::<u64>();
+            self.progress
+                .update(bytes, self.summary.lines, self.summary.events, self.start);
+        }
+        Ok(())
+    }
+
+    /// Counts one chunk's lines and calls back for each non-blank one.
+    fn hand_on(&mut self, done: Done) -> io::Result<()> {
+        let Done { chunk, outcomes } = done;
+        let summary = &mut self.summary;
+        for (raw, outcome) in chunk.lines.iter().zip(outcomes) {
+            let pos = Pos {
+                input: chunk.input,
+                line: raw.no(),
+            };
+            if let RawLine::Blank { count, .. } = *raw {
+                summary.lines += count;
+                summary.blank += count;
+                continue;
+            }
+            summary.lines += 1;
+            match outcome {
+                Outcome::Blank => summary.blank += 1,
+                Outcome::Problem(p) => {
+                    summary.unparseable += 1;
+                    (self.on_record)(pos, Record::Unparseable(&p))?;
+                }
+                Outcome::Event {
+                    event,
+                    span,
+                    verdict,
+                } => {
+                    summary.events += 1;
+                    match verdict {
+                        Verdict::InvalidId => {
+                            summary.invalid_id += 1;
+                            (self.on_record)(pos, Record::InvalidId(&event))?;
+                        }
+                        Verdict::InvalidSignature => {
+                            summary.invalid_sig += 1;
+                            (self.on_record)(pos, Record::InvalidSignature(&event))?;
+                        }
+                        Verdict::Valid => match self.seen.get(event.id.as_bytes()) {
+                            Some(&first) => {
+                                summary.duplicates += 1;
+                                (self.on_record)(
+                                    pos,
+                                    Record::Duplicate {
+                                        event: &event,
+                                        first,
+                                    },
+                                )?;
+                            }
+                            None => {
+                                self.seen.insert(event.id.to_bytes(), pos);
+                                self.authors.insert(event.pubkey.to_bytes());
+                                summary.valid += 1;
+                                // The span came from `parse_line` on these very bytes, whose
+                                // UTF-8 it checked; the fallback is unreachable.
+                                let json = match *raw {
+                                    RawLine::Text { range, .. } => chunk
+                                        .data
+                                        .get(range.0..range.1)
+                                        .and_then(|l| l.get(span.0..span.1))
+                                        .and_then(|b| core::str::from_utf8(b).ok())
+                                        .unwrap_or_default(),
+                                    _ => "",
+                                };
+                                (self.on_record)(pos, Record::Valid { event, json })?;
+                            }
+                        },
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The reader: cuts every input into chunks, taking their bytes from the budget, and passes each
+/// to `send` (false: the pipeline is shutting down). Returns the read errors.
 fn read_all(
     inputs: Vec<Input>,
     opts: &Options,
-    chunk_tx: &SyncSender<Chunk>,
-    credit_rx: &Receiver<()>,
+    budget: &Budget,
+    stop: &AtomicBool,
+    mut send: impl FnMut(Chunk) -> bool,
 ) -> Vec<String> {
     let mut errors = Vec::new();
     let mut seq = 0u64;
-    // Sends a chunk once a credit is available; false when the pipeline is shutting down.
-    let send = |chunk: Chunk| -> bool { credit_rx.recv().is_ok() && chunk_tx.send(chunk).is_ok() };
+    let cap = opts.max_line_bytes;
     for (index, mut input) in inputs.into_iter().enumerate() {
         let mut no = 0u64;
-        let mut chunk = Chunk {
-            seq,
-            input: index,
-            cap: opts.max_line_bytes,
-            data: Vec::new(),
-            lines: Vec::new(),
-        };
+        let mut chunk = Chunk::new(seq, index, cap);
         loop {
+            if stop.load(Ordering::Relaxed) {
+                budget.release(Account::Chunks, chunk.held);
+                return errors;
+            }
+            let blanks = match skip_newlines(&mut input.reader) {
+                Ok(n) => n,
+                Err(e) => {
+                    errors.push(format!("{}: read error after line {no}: {e}", input.name));
+                    break;
+                }
+            };
+            push_blank(&mut chunk, no + 1, blanks);
+            no += blanks;
             let start = chunk.data.len();
-            let got = read_line_capped(&mut input.reader, &mut chunk.data, opts.max_line_bytes);
+            let got = read_line_capped(&mut input.reader, &mut chunk.data, cap);
             match got {
                 Ok(LineRead::Eof) => break,
                 Ok(LineRead::Line) => {
                     no += 1;
-                    chunk.lines.push(RawLine {
-                        no,
-                        range: (start, chunk.data.len()),
-                        too_long: None,
-                    });
+                    if chunk.data[start..].trim_ascii().is_empty() {
+                        chunk.data.truncate(start);
+                        push_blank(&mut chunk, no, 1);
+                    } else {
+                        let range = (start, chunk.data.len());
+                        chunk.lines.push(RawLine::Text { no, range });
+                    }
                 }
                 Ok(LineRead::TooLong(len)) => {
                     no += 1;
-                    chunk.lines.push(RawLine {
-                        no,
-                        range: (start, start),
-                        too_long: Some(len),
-                    });
+                    chunk.lines.push(RawLine::TooLong { no, len });
                 }
                 Err(e) => {
                     errors.push(format!("{}: read error after line {no}: {e}", input.name));
                     break;
                 }
             }
+            // Take the bytes the chunk grew by; this waits while the budget is spent.
+            let footprint = chunk.footprint();
+            if footprint > chunk.held {
+                budget.acquire(Account::Chunks, footprint - chunk.held, chunk.held);
+                chunk.held = footprint;
+            }
             if chunk.lines.len() >= opts.chunk_lines || chunk.data.len() >= opts.chunk_bytes {
                 seq += 1;
-                let full = std::mem::replace(
-                    &mut chunk,
-                    Chunk {
-                        seq,
-                        input: index,
-                        cap: opts.max_line_bytes,
-                        data: Vec::new(),
-                        lines: Vec::new(),
-                    },
-                );
+                let full = std::mem::replace(&mut chunk, Chunk::new(seq, index, cap));
                 if !send(full) {
                     return errors;
                 }
             }
         }
-        if !chunk.lines.is_empty() {
+        if chunk.lines.is_empty() {
+            budget.release(Account::Chunks, chunk.held);
+        } else {
+            let footprint = chunk.footprint();
+            if footprint > chunk.held {
+                budget.acquire(Account::Chunks, footprint - chunk.held, chunk.held);
+                chunk.held = footprint;
+            }
             seq += 1;
             if !send(chunk) {
                 return errors;
@@ -397,8 +650,26 @@ fn read_all(
     errors
 }
 
+/// Adds `count` blank lines from line `no` on, merged into the chunk's last entry when that is a
+/// run of blank lines too.
+fn push_blank(chunk: &mut Chunk, no: u64, count: u64) {
+    if count == 0 {
+        return;
+    }
+    if let Some(RawLine::Blank { count: run, .. }) = chunk.lines.last_mut() {
+        *run += count;
+    } else {
+        chunk.lines.push(RawLine::Blank { no, count });
+    }
+}
+
 /// A worker thread: parses and verifies chunks until the reader is done.
-fn work(chunks: &Mutex<Receiver<Chunk>>, done: &mpsc::Sender<Done>) {
+fn work(
+    chunks: &Mutex<Receiver<Chunk>>,
+    done: &mpsc::Sender<Done>,
+    budget: &Budget,
+    hooks: &Hooks,
+) {
     loop {
         let next = {
             let rx = chunks
@@ -406,64 +677,103 @@ fn work(chunks: &Mutex<Receiver<Chunk>>, done: &mpsc::Sender<Done>) {
                 .unwrap_or_else(|poisoned| poisoned.into_inner());
             rx.recv()
         };
-        let Ok(chunk) = next else { return };
-        let outcomes = process_guarded(&chunk, process);
-        if done.send(Done { chunk, outcomes }).is_err() {
+        let Ok(mut chunk) = next else { return };
+        let outcomes = process(&mut chunk, budget, hooks);
+        if let Err(mpsc::SendError(unsent)) = done.send(Done { chunk, outcomes }) {
+            budget.release(Account::Chunks, unsent.chunk.held);
             return;
         }
     }
 }
 
-/// Runs `f` on the chunk; if it panics (a bug, never expected), every line of the chunk is
-/// reported as [`Problem::Internal`] instead of losing the chunk and stalling the pipeline.
-fn process_guarded(chunk: &Chunk, f: fn(&Chunk) -> Vec<Outcome>) -> Vec<Outcome> {
-    catch_unwind(AssertUnwindSafe(|| f(chunk))).unwrap_or_else(|_| {
-        chunk
-            .lines
-            .iter()
-            .map(|_| Outcome::Problem(Problem::Internal))
-            .collect()
-    })
-}
-
-/// Parses every line of a chunk, then verifies all its events in one batch.
-fn process(chunk: &Chunk) -> Vec<Outcome> {
+/// Parses every line of a chunk, then verifies all its events in one batch, and charges the
+/// budget for the decoded events. A panic while handling one line is caught and reported as
+/// [`Problem::Internal`] for that line.
+fn process(chunk: &mut Chunk, budget: &Budget, hooks: &Hooks) -> Vec<Outcome> {
     let mut outcomes = Vec::with_capacity(chunk.lines.len());
     let mut events = Vec::with_capacity(chunk.lines.len());
     let mut slots = Vec::with_capacity(chunk.lines.len());
     for raw in &chunk.lines {
-        let outcome = match raw.too_long {
-            Some(len) => Outcome::Problem(Problem::TooLong {
+        let outcome = match *raw {
+            RawLine::Blank { .. } => Outcome::Blank,
+            RawLine::TooLong { len, .. } => Outcome::Problem(Problem::TooLong {
                 cap: chunk.cap,
                 len,
             }),
-            None => match parse_line(&chunk.data[raw.range.0..raw.range.1]) {
-                Ok(None) => Outcome::Blank,
-                Ok(Some(found)) => {
-                    slots.push((outcomes.len(), found.span));
-                    events.push(found.event);
-                    Outcome::Blank // replaced below
+            RawLine::Text { no, range } => {
+                match parse_guarded(&chunk.data[range.0..range.1], no, hooks) {
+                    Ok(None) => Outcome::Blank,
+                    Ok(Some(found)) => {
+                        slots.push((outcomes.len(), found.span, no));
+                        events.push(found.event);
+                        Outcome::Blank // replaced below
+                    }
+                    Err(p) => Outcome::Problem(p),
                 }
-                Err(p) => Outcome::Problem(p),
-            },
+            }
         };
         outcomes.push(outcome);
     }
-    let verdicts = events.verify_batch();
-    // One verdict per event is the trait's contract; a violation is caught by `process_guarded`.
-    assert_eq!(
-        verdicts.len(),
-        events.len(),
-        "verify_batch returned a wrong number of verdicts"
-    );
-    for (((slot, span), event), verdict) in slots.into_iter().zip(events).zip(verdicts) {
-        outcomes[slot] = Outcome::Event {
-            event,
-            span,
-            verdict,
+    let nos: Vec<u64> = slots.iter().map(|s| s.2).collect();
+    let verdicts = verify_guarded(&events, &nos, hooks);
+    let mut charge = outcomes.capacity() * core::mem::size_of::<Outcome>();
+    for (((slot, span, _), event), verdict) in slots.into_iter().zip(events).zip(verdicts) {
+        charge += event_bytes(&event);
+        outcomes[slot] = match verdict {
+            Some(verdict) => Outcome::Event {
+                event,
+                span,
+                verdict,
+            },
+            None => Outcome::Problem(Problem::Internal),
         };
     }
+    // Only what exceeds the allowance the reader took for this chunk.
+    let charge = charge.saturating_sub(chunk.allowance());
+    budget.charge(Account::Chunks, charge);
+    chunk.held += charge;
     outcomes
+}
+
+/// [`parse_line`], with a panic turned into [`Problem::Internal`].
+fn parse_guarded(bytes: &[u8], _no: u64, _hooks: &Hooks) -> Result<Option<Found>, Problem> {
+    catch_unwind(AssertUnwindSafe(|| {
+        #[cfg(test)]
+        if _hooks.panic_parsing_line == Some(_no) {
+            panic!("injected panic while parsing line {_no}");
+        }
+        parse_line(bytes)
+    }))
+    .unwrap_or(Err(Problem::Internal))
+}
+
+/// One verdict per event (`None`: verifying it panicked). The batch is verified at once; if that
+/// panics or breaks the one-verdict-per-event contract, each event is verified on its own, so a
+/// bad event costs only its own line.
+fn verify_guarded(events: &[Event], nos: &[u64], hooks: &Hooks) -> Vec<Option<Verdict>> {
+    let batch = |events: &[Event], nos: &[u64]| {
+        catch_unwind(AssertUnwindSafe(|| {
+            #[cfg(test)]
+            if let Some(no) = hooks.panic_verifying_line.filter(|n| nos.contains(n)) {
+                panic!("injected panic while verifying line {no}");
+            }
+            let _ = (nos, hooks);
+            events.verify_batch()
+        }))
+        .ok()
+        .filter(|v| v.len() == events.len())
+    };
+    if let Some(verdicts) = batch(events, nos) {
+        return verdicts.into_iter().map(Some).collect();
+    }
+    events
+        .iter()
+        .zip(nos)
+        .map(|(event, no)| {
+            batch(core::slice::from_ref(event), core::slice::from_ref(no))
+                .and_then(|v| v.into_iter().next())
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -520,21 +830,32 @@ mod tests {
         assert!(want
             .iter()
             .any(|(_, r)| r.contains("line too long (408 bytes, limit 400)")));
-        for (threads, chunk_lines, in_flight) in [(4, 1, 1), (3, 2, 2), (2, 7, 8), (5, 1, 64)] {
+        // Budgets from below one line (one chunk at a time) to plenty; no spawns at all.
+        for (threads, chunk_lines, budget, spawns) in [
+            (4, 1, 1, None),
+            (3, 2, 300, None),
+            (2, 7, 5000, None),
+            (5, 1, 1 << 20, None),
+            (3, 5, 2000, Some(0)),
+            (3, 5, 2000, Some(1)),
+        ] {
             let mut opts = Options::new(threads);
             opts.max_line_bytes = 400;
             opts.chunk_lines = chunk_lines;
             opts.chunk_bytes = 64;
-            opts.in_flight = in_flight;
+            opts.max_in_flight_bytes = budget;
+            opts.hooks.max_spawns = spawns;
             let (got, summary) = records(&opts, &input);
             assert_eq!(got, want, "threads {threads}, chunks of {chunk_lines}");
             assert_eq!(
                 Summary {
                     seconds: 0.0,
+                    threads: 0,
                     ..summary
                 },
                 Summary {
                     seconds: 0.0,
+                    threads: 0,
                     ..want_summary.clone()
                 }
             );
@@ -542,45 +863,105 @@ mod tests {
     }
 
     #[test]
-    fn callback_error_stops_the_run_cleanly() {
-        let input = Input::from_reader("mem", io::Cursor::new(mixed_input(5000)));
-        let mut opts = Options::new(2);
-        opts.chunk_lines = 10;
-        let mut calls = 0;
-        let err = run(vec![input], &opts, |_, _| {
-            calls += 1;
-            if calls == 100 {
-                return Err(io::Error::other("disk full"));
-            }
-            Ok(())
-        })
-        .unwrap_err();
-        assert_eq!((err.to_string().as_str(), calls), ("disk full", 100));
+    fn refused_threads_fall_back_to_fewer_or_to_the_caller() {
+        let input = mixed_input(300);
+        let (want, _) = records(&Options::new(1), &input);
+        // (spawns allowed, threads that checked lines): the reader starts first, then the
+        // workers; without the reader, or without any worker, the caller's thread does the work.
+        for (spawns, threads) in [(0, 1), (1, 1), (2, 1), (3, 2), (4, 3), (9, 3)] {
+            let mut opts = Options::new(3);
+            opts.chunk_lines = 4;
+            opts.hooks.max_spawns = Some(spawns);
+            let (got, summary) = records(&opts, &input);
+            assert_eq!(got, want, "{spawns} spawns allowed");
+            assert_eq!(summary.threads, threads, "{spawns} spawns allowed");
+            assert!(summary.io_errors.is_empty(), "{:?}", summary.io_errors);
+        }
     }
 
     #[test]
-    fn a_panicking_worker_reports_its_lines_instead_of_stalling() {
-        let chunk = Chunk {
-            seq: 0,
-            input: 0,
-            cap: 10,
-            data: b"abc".to_vec(),
-            lines: (1..=3)
-                .map(|no| RawLine {
-                    no,
-                    range: (0, 1),
-                    too_long: None,
-                })
-                .collect(),
-        };
-        let out = process_guarded(&chunk, |_| panic!("injected"));
-        assert_eq!(out.len(), 3);
-        assert!(out
-            .iter()
-            .all(|o| matches!(o, Outcome::Problem(Problem::Internal))));
-        let ok = process_guarded(&chunk, process);
-        assert!(ok
-            .iter()
-            .all(|o| matches!(o, Outcome::Problem(Problem::NotJson(_)))));
+    fn blank_runs_are_counted_with_their_line_numbers() {
+        let mut input = b"\n\n\n \r\n\ngarbage\n\n\n".to_vec();
+        input.extend_from_slice(&[b'\n'; 10_000]);
+        input.extend_from_slice(b"\t\nmore garbage");
+        for chunk_lines in [1, 2, 1024] {
+            let mut opts = Options::new(2);
+            opts.chunk_lines = chunk_lines;
+            let (got, summary) = records(&opts, &input);
+            let lines: Vec<u64> = got.iter().map(|g| g.0).collect();
+            assert_eq!(lines, [6, 10_010], "chunks of {chunk_lines}");
+            assert_eq!((summary.lines, summary.blank), (10_010, 10_008));
+        }
+    }
+
+    #[test]
+    fn the_budget_is_all_given_back() {
+        let input = Input::from_reader("mem", io::Cursor::new(mixed_input(2000)));
+        let mut opts = Options::new(3);
+        opts.chunk_lines = 8;
+        opts.max_in_flight_bytes = 4096;
+        let budget = Arc::new(Budget::new(4096));
+        let peak = AtomicU64::new(0);
+        run_with_budget(vec![input], &opts, &budget, |_, _| {
+            peak.fetch_max(budget.used() as u64, Ordering::Relaxed);
+            Ok(())
+        })
+        .expect("no callback errors");
+        assert_eq!(budget.used(), 0);
+        // One chunk of 8 short lines with its outcomes is a few KiB; far below the input size.
+        assert!(peak.load(Ordering::Relaxed) < 64 << 10, "{peak:?}");
+    }
+
+    #[test]
+    fn a_panic_costs_only_its_own_line() {
+        let input = mixed_input(300);
+        let (want, _) = records(&Options::new(1), &input);
+        // Line 13 is a wrong-id event (its batch is verified again event by event), line 12 is
+        // not JSON.
+        for (parse, verify) in [(Some(12), None), (None, Some(13)), (Some(13), Some(13))] {
+            for threads in [1, 3] {
+                let mut opts = Options::new(threads);
+                opts.chunk_lines = 16;
+                opts.hooks.panic_parsing_line = parse;
+                opts.hooks.panic_verifying_line = verify;
+                let (got, summary) = records(&opts, &input);
+                assert_eq!(got.len(), want.len());
+                let bad = parse.or(verify).expect("one hook set");
+                for (g, w) in got.iter().zip(&want) {
+                    if g.0 == bad {
+                        assert_eq!(
+                            g.1, "unparseable: internal error while processing this line",
+                            "line {bad}"
+                        );
+                    } else {
+                        assert_eq!(g, w);
+                    }
+                }
+                assert!(summary.io_errors.is_empty());
+            }
+        }
+    }
+
+    #[test]
+    fn callback_error_stops_the_run_cleanly() {
+        // A tight budget keeps the reader waiting for chunks to be given back when the error
+        // comes; no spawns: the caller's thread does everything.
+        for (budget, spawns) in [(64 << 20, None), (1, None), (4096, Some(0))] {
+            let input = Input::from_reader("mem", io::Cursor::new(mixed_input(5000)));
+            let mut opts = Options::new(2);
+            opts.chunk_lines = 10;
+            opts.max_in_flight_bytes = budget;
+            opts.hooks.max_spawns = spawns;
+            let mut calls = 0;
+            let err = run(vec![input], &opts, |_, _| {
+                calls += 1;
+                if calls == 100 {
+                    return Err(io::Error::other("disk full"));
+                }
+                Ok(())
+            })
+            .unwrap_err();
+            assert_eq!((err.to_string().as_str(), calls), ("disk full", 100));
+        }
     }
 }

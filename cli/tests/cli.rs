@@ -467,19 +467,20 @@ fn malformed_lines_are_reported_per_line() {
 }
 
 #[test]
-fn default_line_cap_is_16_mib() {
+fn default_line_cap_is_5_mib() {
     let Some(data) = common::data_dir() else {
         return;
     };
     let (lines, _) = corpus_events(&data, 2);
     let tmp = TempDir::new("huge");
     let file = tmp.path("huge.jsonl");
-    let huge = 16 * 1024 * 1024 + 1;
-    let mut bytes = Vec::with_capacity(huge + 4096);
+    let cap = 5 * 1024 * 1024;
+    let mut bytes = Vec::with_capacity(2 * cap + 4096);
     bytes.extend_from_slice(lines[0].as_bytes());
     bytes.push(b'\n');
-    bytes.push(b'{');
-    bytes.resize(bytes.len() + huge - 1, b'a');
+    bytes.extend_from_slice(&common::big_event_line(cap + 1));
+    bytes.push(b'\n');
+    bytes.extend_from_slice(&common::big_event_line(cap));
     bytes.push(b'\n');
     bytes.extend_from_slice(lines[1].as_bytes());
     bytes.push(b'\n');
@@ -490,13 +491,170 @@ fn default_line_cap_is_16_mib() {
     let j = last_json(&out);
     assert_eq!(
         (int(&j, "lines"), int(&j, "valid"), int(&j, "unparseable")),
-        (3, 2, 1)
+        (4, 2, 1)
     );
     let got = rejects(&rej, s(&file));
     assert_eq!(
         got[&2],
-        format!("unparseable: line too long ({huge} bytes, limit 16777216)")
+        format!(
+            "unparseable: line too long ({} bytes, limit {cap})",
+            cap + 1
+        )
     );
+    assert!(
+        got[&3].starts_with("invalid id"),
+        "a line at the cap is read"
+    );
+}
+
+/// The peak resident set (`VmHWM`) of process `pid`, in bytes, while it runs.
+fn peak_rss(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// Runs `check --json` with `args`, feeding `count` copies of `line` through standard input, and
+/// returns the summary and the peak resident set in bytes.
+fn check_with_peak_rss(args: &[&str], line: &[u8], count: usize) -> (Value, u64) {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_nostr-verify"))
+        .args(["check", "--json"])
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start nostr-verify");
+    let pid = child.id();
+    let mut stdin = child.stdin.take().expect("stdin");
+    let line = line.to_vec();
+    let writer = std::thread::spawn(move || {
+        for _ in 0..count {
+            if stdin.write_all(&line).is_err() {
+                return;
+            }
+        }
+    });
+    let mut stdout = child.stdout.take().expect("stdout");
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = std::io::Read::read_to_string(&mut stdout, &mut text);
+        text
+    });
+    // VmHWM only grows; the last reading before the process exits is its peak.
+    let mut peak = 0;
+    while child.try_wait().expect("wait").is_none() {
+        if let Some(p) = peak_rss(pid) {
+            peak = peak.max(p);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    writer.join().expect("writer");
+    let text = reader.join().expect("reader");
+    let j = serde_json::from_str(text.lines().last().expect("summary")).expect("JSON");
+    (j, peak)
+}
+
+#[test]
+fn memory_stays_within_the_in_flight_budget() {
+    if !Path::new("/proc/self/status").exists() {
+        eprintln!("*** SKIPPED: no /proc to read the peak resident set from ***");
+        return;
+    }
+    const MIB: usize = 1 << 20;
+    // Twice the default budget (the text in flight and what decoding it allocates, see
+    // docs/cli.md), plus a fixed allowance for the program itself (code, read buffers).
+    let budget = 64 * MIB;
+    let bound = (2 * budget + 32 * MIB) as u64;
+    // Every line is a well-formed event with a wrong id, so each is decoded (a content string
+    // as long as the line) and hashed. 15 MiB lines under a 16 MiB cap (the former default):
+    // with a fixed number of chunks per thread in flight, 4 threads went well past the bound.
+    // 15 MiB lines under the default cap are rejected unread; lines just under the default cap
+    // are all checked. Few threads: the C allocator keeps freed memory per thread (docs/cli.md),
+    // which this bound does not cover.
+    for (args, len, count, too_long) in [
+        (
+            &["--threads", "4", "--max-line-bytes", "16777216"][..],
+            15 * MIB,
+            24,
+            0,
+        ),
+        (&["--threads", "4"], 15 * MIB, 24, 24),
+        (&["--threads", "8"], 5 * MIB - 100, 64, 0),
+    ] {
+        let mut line = common::big_event_line(len);
+        line.push(b'\n');
+        let (j, peak) = check_with_peak_rss(args, &line, count);
+        let count = count as u64;
+        assert_eq!(
+            (
+                int(&j, "lines"),
+                int(&j, "invalid_id"),
+                int(&j, "unparseable")
+            ),
+            (count, count - too_long, too_long),
+            "{args:?}"
+        );
+        eprintln!(
+            "{args:?}, {count} lines of {len} bytes: peak resident set {} MiB, bound {} MiB",
+            peak >> 20,
+            bound >> 20
+        );
+        assert!(peak > 0, "no reading of the peak resident set");
+        assert!(
+            peak <= bound,
+            "{args:?}: peak resident set {} MiB above {} MiB",
+            peak >> 20,
+            bound >> 20
+        );
+    }
+}
+
+/// Gzip of `n` newlines.
+fn gzip_newlines(n: usize) -> Vec<u8> {
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    let block = vec![b'\n'; 1 << 20];
+    let mut left = n;
+    while left > 0 {
+        let k = left.min(block.len());
+        enc.write_all(&block[..k]).expect("compress");
+        left -= k;
+    }
+    enc.finish().expect("compress")
+}
+
+#[test]
+fn runs_of_blank_lines_are_skipped_in_bulk() {
+    // 2^27 empty lines (128 MiB unpacked, about 128 KiB packed), then one line that is not an
+    // event. Reading them line by line through the pipeline took tens of seconds.
+    let n = 1usize << 27;
+    let tmp = TempDir::new("blank");
+    let file = tmp.path("newlines.gz");
+    let mut gz = gzip_newlines(n);
+    let mut tail = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    tail.write_all(b" \t\r\nhello\n").expect("compress");
+    gz.extend(tail.finish().expect("compress"));
+    std::fs::write(&file, &gz).expect("write");
+    let rej = tmp.path("rej");
+    let t0 = std::time::Instant::now();
+    let out = run(&["check", "--json", "--rejects", s(&rej), s(&file)], None);
+    let secs = t0.elapsed().as_secs_f64();
+    assert_eq!(code(&out), 1);
+    let j = last_json(&out);
+    let n = n as u64;
+    assert_eq!(
+        (int(&j, "lines"), int(&j, "blank"), int(&j, "unparseable")),
+        (n + 2, n + 1, 1)
+    );
+    let got = rejects(&rej, s(&file));
+    assert!(
+        got[&(n + 2)].starts_with("unparseable: not JSON"),
+        "{got:?}"
+    );
+    eprintln!("{n} blank lines in {secs:.2} s");
+    // Unpacking takes well under a second on an idle machine; the bound leaves room for load.
+    assert!(secs < 8.0, "{n} blank lines took {secs:.1} s");
 }
 
 fn gzip(bytes: &[u8]) -> Vec<u8> {
@@ -654,9 +812,138 @@ fn usage_and_io_errors_exit_2() {
             assert!(String::from_utf8_lossy(&out.stderr).contains("cannot write output"));
         }
     }
-    let out = run(&["--help"], None);
-    assert_eq!(code(&out), 0);
-    assert!(String::from_utf8_lossy(&out.stdout).contains("nostr-verify check"));
+}
+
+#[test]
+fn help_and_version_on_every_command() {
+    // clap's convention: `nostr-verify 0.1.0`, `nostr-verify-check 0.1.0`.
+    let version = format!(" {}\n", env!("CARGO_PKG_VERSION"));
+    for args in [
+        &["--version"][..],
+        &["-V"],
+        &["check", "--version"],
+        &["ingest", "--version"],
+        &["count", "--version"],
+    ] {
+        let out = run(args, None);
+        assert_eq!(code(&out), 0, "{args:?}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.starts_with("nostr-verify") && text.ends_with(&version),
+            "{args:?}: {text}"
+        );
+    }
+    for (args, want) in [
+        (
+            &["--help"][..],
+            &[
+                "Usage: nostr-verify",
+                "check",
+                "ingest",
+                "count",
+                "exit status",
+            ][..],
+        ),
+        (&["-h"], &["check"]),
+        (&["help"], &["check", "ingest"]),
+        (&["help", "check"], &["--max-line-bytes", "--rejects"]),
+        (
+            &["check", "--help"],
+            &[
+                "Usage: nostr-verify check",
+                "--threads",
+                "--max-in-flight-bytes",
+                "[default: 5M]",
+                "[default: 64M]",
+            ],
+        ),
+        (&["check", "-h"], &["--valid"]),
+        (&["ingest", "--help"], &["--db <DIR>", "--max-line-bytes"]),
+        (&["count", "--help"], &["--db <DIR>", "--json"]),
+    ] {
+        let out = run(args, None);
+        assert_eq!(code(&out), 0, "{args:?}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        for w in want {
+            assert!(text.contains(w), "{args:?}: {w:?} missing in\n{text}");
+        }
+    }
+    // Byte counts take K, M and G suffixes.
+    for args in [
+        &[
+            "check",
+            "--max-line-bytes",
+            "64K",
+            "--max-in-flight-bytes=1M",
+        ][..],
+        &[
+            "check",
+            "--max-line-bytes",
+            "1MiB",
+            "--max-in-flight-bytes",
+            "2G",
+        ],
+    ] {
+        assert_eq!(code(&run(args, Some(b"\n"))), 0, "{args:?}");
+    }
+    for args in [
+        &["check", "--max-line-bytes", "0"][..],
+        &["check", "--max-line-bytes", "5X"],
+        &["check", "--max-in-flight-bytes", "-1"],
+    ] {
+        let out = run(args, Some(b""));
+        assert_eq!(code(&out), 2, "{args:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).starts_with("nostr-verify: "));
+    }
+}
+
+#[test]
+fn dash_is_standard_output_and_the_summary_moves_to_stderr() {
+    let tmp = TempDir::new("dash");
+    let input = b"hello\n\n[1]\n";
+    for (flag, json) in [("--rejects", true), ("--rejects", false), ("--valid", true)] {
+        let mut args = vec!["check", flag, "-"];
+        if json {
+            args.push("--json");
+        }
+        let out = common::run_in(&tmp.0, &args, Some(input));
+        assert_eq!(code(&out), 1, "{args:?}");
+        assert!(!tmp.path("-").exists(), "{args:?} created a file named -");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if flag == "--rejects" {
+            assert_eq!(
+                stdout.lines().collect::<Vec<_>>(),
+                [
+                    "-:1: unparseable: not JSON: expected value at line 1 column 1",
+                    "-:3: unparseable: not an event: array starting with 1 is not an EVENT message",
+                ],
+                "{args:?}"
+            );
+        } else {
+            assert!(stdout.is_empty(), "{stdout}");
+        }
+        if json {
+            let j: Value = serde_json::from_str(stderr.trim_end()).expect("summary on stderr");
+            assert_eq!((int(&j, "lines"), int(&j, "unparseable")), (3, 2));
+        } else {
+            assert!(stderr.contains("unparseable lines  2"), "{stderr}");
+        }
+    }
+    // Valid events to standard output: the same bytes as a --valid file.
+    if let Some(data) = common::data_dir() {
+        let (lines, _) = corpus_events(&data, 30);
+        let text = lines.join("\n") + "\n";
+        let file = tmp.path("valid.jsonl");
+        let out = run(&["check", "--valid", s(&file)], Some(text.as_bytes()));
+        assert_eq!(code(&out), 0);
+        let out = common::run_in(&tmp.0, &["check", "--valid", "-"], Some(text.as_bytes()));
+        assert_eq!(code(&out), 0);
+        assert_eq!(out.stdout, std::fs::read(&file).expect("valid file"));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("valid            30"));
+    }
+    let out = run(&["check", "--rejects", "-", "--valid", "-"], Some(b""));
+    assert_eq!(code(&out), 2);
 }
 
 fn db_counts(j: &Value) -> (u64, u64, u64) {

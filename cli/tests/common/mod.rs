@@ -140,3 +140,37 @@ pub(crate) fn read_index(path: &Path) -> Vec<IndexRow> {
 pub(crate) fn s(path: &Path) -> &str {
     path.to_str().expect("UTF-8 path")
 }
+
+/// Runs the binary with `args` in the directory `dir`, feeding `stdin`.
+pub(crate) fn run_in(dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_nostr-verify"))
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start nostr-verify");
+    let input = stdin.map(<[u8]>::to_vec).unwrap_or_default();
+    let mut pipe = child.stdin.take().expect("stdin pipe");
+    let writer = std::thread::spawn(move || {
+        let _ = pipe.write_all(&input);
+    });
+    let out = child.wait_with_output().expect("wait for nostr-verify");
+    writer.join().expect("stdin writer");
+    out
+}
+
+/// An event line whose `content` makes it `len` bytes long. Its id is wrong (so the line is an
+/// `invalid id` rejection), every field is well-formed.
+pub(crate) fn big_event_line(len: usize) -> Vec<u8> {
+    let head = format!(
+        r#"{{"id":"{:064x}","pubkey":"79be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798","created_at":1,"kind":1,"tags":[],"sig":"{:0128x}","content":""#,
+        7, 0
+    );
+    let mut line = head.into_bytes();
+    let tail = b"\"}";
+    line.resize(len - tail.len(), b'a');
+    line.extend_from_slice(tail);
+    line
+}
