@@ -47,8 +47,11 @@
 //!   deadlines), or on [`Source::flush`] (and when the `Source` is dropped).
 //! * **Fair scheduling.** Each peer's batches wait in its own lane, oldest first; the workers
 //!   serve the lanes round-robin, one batch per turn. A peer that floods the service only
-//!   lengthens its own lane: another peer's batch waits for at most one batch of each peer
-//!   ahead of it in the ring, not for the whole flood.
+//!   lengthens its own lane: another peer's batch waits for at most one turn of each peer
+//!   ahead of it in the ring, not for the whole flood. A demoted peer's events are checked one
+//!   at a time, which costs several times as much per event, so its turn is an eighth of
+//!   `max_batch` events, about the time of a full batch; the rest of its batch waits for the
+//!   next turn.
 //! * **Workers.** [`IngestConfig::workers`] std threads (default one per core) run the
 //!   batches, off the async executor; each thread uses its own thread-local
 //!   [`Verifier`](crate::Verifier) (see [`with_thread_verifier`](crate::with_thread_verifier)),
@@ -527,6 +530,16 @@ struct Job<E> {
     permits: Option<(OwnedSemaphorePermit, OwnedSemaphorePermit)>,
     /// Test hook: the worker panics instead of verifying.
     panic: bool,
+    /// The verdicts of the first events, checked in earlier turns (a demoted peer's batch is
+    /// checked a slice per turn).
+    verdicts: Vec<Verdict>,
+}
+
+impl<E> Job<E> {
+    /// Events not checked yet.
+    fn remaining(&self) -> usize {
+        self.events.len() - self.verdicts.len()
+    }
 }
 
 /// The waiting batches: one lane per peer, served round-robin.
@@ -542,14 +555,28 @@ struct Queue<E> {
 
 impl<E> Queue<E> {
     fn push(&mut self, job: Job<E>) {
+        self.enter(job, false);
+    }
+
+    /// Puts back a batch that has had its turn but is not done: first in its lane, whose next
+    /// turn comes after every other waiting peer's.
+    fn push_unfinished(&mut self, job: Job<E>) {
+        self.enter(job, true);
+    }
+
+    fn enter(&mut self, job: Job<E>, front: bool) {
         self.queued_jobs += 1;
-        self.queued_events += job.events.len();
+        self.queued_events += job.remaining();
         let lane = job.peer.lane;
         let jobs = self.lanes.entry(lane).or_default();
         if jobs.is_empty() {
             self.ring.push_back(lane);
         }
-        jobs.push_back(job);
+        if front {
+            jobs.push_front(job);
+        } else {
+            jobs.push_back(job);
+        }
     }
 
     /// The oldest batch of the peer whose turn it is; the peer goes to the back of the ring.
@@ -563,7 +590,7 @@ impl<E> Queue<E> {
             self.ring.push_back(lane);
         }
         self.queued_jobs -= 1;
-        self.queued_events -= job.events.len();
+        self.queued_events -= job.remaining();
         Some(job)
     }
 }
@@ -712,6 +739,7 @@ impl<E: EventView + Send + 'static> Shared<E> {
             reply: st.reply.take().unwrap_or_else(Reply::new),
             permits: st.permits.take(),
             panic: std::mem::take(&mut st.panic_next),
+            verdicts: Vec::new(),
         };
         lock(&self.queue).push(job);
         self.queue_cv.notify_one();
@@ -820,17 +848,12 @@ impl<E: EventView + Send + 'static> Shared<E> {
         }
     }
 
-    fn run(&self, job: Job<E>) {
+    /// One turn of a batch: all of it, or for a demoted peer the next
+    /// [`single_turn`](Self::single_turn) events, after which the batch goes back to its lane.
+    fn run(&self, mut job: Job<E>) {
         let now = Instant::now();
-        let Job {
-            peer,
-            events,
-            reply,
-            permits,
-            panic,
-        } = job;
         let demoted = {
-            let mut r = lock(&peer.reputation);
+            let mut r = lock(&job.peer.reputation);
             match r.demoted_until {
                 Some(until) if now < until => true,
                 Some(_) => {
@@ -841,30 +864,42 @@ impl<E: EventView + Send + 'static> Shared<E> {
                 None => false,
             }
         };
-        if panic {
+        if job.panic {
             panic!("ingest worker test hook: panic on a marked batch");
         }
-        let n = events.len() as u64;
-        let mut verdicts = Vec::with_capacity(events.len());
-        let mode = if demoted { Mode::Single } else { Mode::Batch };
-        verify_into(&events, mode, &mut verdicts);
-
         let c = &self.counters;
+        let start = job.verdicts.len();
         if demoted {
-            c.single_events.fetch_add(n, Relaxed);
+            let end = job.events.len().min(start + self.single_turn());
+            verify_into(&job.events[start..end], Mode::Single, &mut job.verdicts);
+            c.single_events.fetch_add((end - start) as u64, Relaxed);
+            if job.remaining() > 0 {
+                lock(&self.queue).push_unfinished(job);
+                self.queue_cv.notify_one();
+                return;
+            }
         } else {
-            let failed = verdicts.contains(&Verdict::InvalidSignature);
+            verify_into(&job.events[start..], Mode::Batch, &mut job.verdicts);
+            let failed = job.verdicts[start..].contains(&Verdict::InvalidSignature);
             c.batches.fetch_add(1, Relaxed);
-            c.batched_events.fetch_add(n, Relaxed);
+            c.batched_events
+                .fetch_add((job.events.len() - start) as u64, Relaxed);
             if failed {
-                self.record_failure(&peer, now);
+                self.record_failure(&job.peer, now);
             } else {
-                let mut r = lock(&peer.reputation);
+                let mut r = lock(&job.peer.reputation);
                 r.decay_to(now, self.config.failure_half_life);
                 r.score *= self.config.held_batch_decay;
                 c.batches_held.fetch_add(1, Relaxed);
             }
         }
+        let Job {
+            events,
+            reply,
+            permits,
+            verdicts,
+            ..
+        } = job;
         // A missing verdict (a verifier bug) leaves its ticket `Lost`, never valid.
         let results: Vec<_> = events
             .into_iter()
@@ -876,6 +911,14 @@ impl<E: EventView + Send + 'static> Shared<E> {
         reply.finish(results);
         // One release for the whole batch: one wake-up of a task waiting for room.
         drop(permits);
+    }
+
+    /// Events of a demoted peer checked in one turn: checked one at a time, an event costs
+    /// several times its share of a batch, so a turn takes an eighth of `max_batch`, about the
+    /// time of a full batch, and a demoted flood delays the other peers no more than a batching
+    /// one.
+    fn single_turn(&self) -> usize {
+        (self.config.max_batch / 8).max(1)
     }
 
     /// A failed batch: the score grows by 1, and the peer is demoted if that reaches the
