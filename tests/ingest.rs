@@ -1,5 +1,7 @@
 //! The ingest service: verdicts equal `Event::verify` under concurrency, nothing lost or
-//! answered twice, back-pressure, demotion and recovery, graceful shutdown.
+//! answered twice, back-pressure and per-peer admission, the decaying failure score (demotion,
+//! recovery, reconnects, the bounded peer map), fair scheduling under a flood, replacement of
+//! panicked workers, graceful shutdown.
 #![cfg(feature = "tokio")]
 #![allow(unreachable_pub)] // test-crate helper modules
 
@@ -7,12 +9,13 @@ mod common;
 mod nostr_support;
 
 use nostr_support::*;
-use nostr_verify::ingest::{Checked, IngestConfig, IngestError, IngestService};
+use nostr_verify::ingest::{Checked, IngestConfig, IngestError, IngestService, Source};
 use nostr_verify::Verdict;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 type Event = nostr::event::Event;
 
@@ -68,6 +71,20 @@ fn bad_signature(seed: u64) -> Event {
     let s = Signer::new(&mut rng);
     let v = mutate(&s.event(1, 1, &[], "bad"), "sig", &mut rng, &s);
     V045::parse(&v.to_string()).unwrap()
+}
+
+/// Enqueues `events` as one batch (flushed at once) and returns their verdicts.
+async fn batch(source: &Source, events: Vec<Event>) -> Vec<Verdict> {
+    let mut ts = Vec::new();
+    for e in events {
+        ts.push(source.enqueue(e).await.unwrap());
+    }
+    source.flush();
+    let mut out = Vec::new();
+    for t in ts {
+        out.push(t.await.unwrap().verdict);
+    }
+    out
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -216,6 +233,8 @@ async fn demotion_engages_and_recovers() {
             .max_batch(4)
             .latency_budget(Duration::from_secs(3600))
             .demote_after(2)
+            // A good batch forgives everything, so only consecutive failures demote here.
+            .held_batch_decay(0.0)
             .demotion(demotion),
     );
     let attacker = service.source();
@@ -224,24 +243,12 @@ async fn demotion_engages_and_recovers() {
     let mut good = good.into_iter();
     let bad = bad_signature(5);
 
-    async fn batch(source: &nostr_verify::ingest::Source, events: Vec<Event>) -> Vec<Verdict> {
-        let mut ts = Vec::new();
-        for e in events {
-            ts.push(source.enqueue(e).await.unwrap());
-        }
-        source.flush();
-        let mut out = Vec::new();
-        for t in ts {
-            out.push(t.await.unwrap().verdict);
-        }
-        out
-    }
     let mixed = |g: &mut dyn Iterator<Item = Event>| {
         vec![g.next().unwrap(), bad.clone(), g.next().unwrap()]
     };
     use Verdict::{InvalidSignature as Bad, Valid};
 
-    // One failed batch: not yet demoted (demote_after = 2); a clean batch resets the count.
+    // One failed batch: not yet demoted (demote_after = 2); a clean batch resets the score.
     assert_eq!(
         batch(&attacker, mixed(&mut good)).await,
         [Valid, Bad, Valid]
@@ -345,4 +352,389 @@ async fn nostr_044_events_through_the_service() {
     }
     drop(source);
     assert_eq!(service.shutdown().await.answered, 200);
+}
+
+/// A batch of two valid events around one bad signature.
+fn mixed_batch(good: &mut impl Iterator<Item = Event>, bad: &Event) -> Vec<Event> {
+    vec![good.next().unwrap(), bad.clone(), good.next().unwrap()]
+}
+
+#[tokio::test]
+async fn alternating_good_and_bad_batches_are_demoted() {
+    // A consecutive-failure counter is reset by every good batch and never demotes this
+    // pattern; the decaying score goes 1, 0.9, 1.9 and demotes at the second failure.
+    let service = IngestService::new(
+        IngestConfig::default()
+            .workers(1)
+            .latency_budget(Duration::from_secs(3600))
+            .demote_after(2)
+            .held_batch_decay(0.9)
+            .failure_half_life(Duration::from_secs(3600)),
+    );
+    let attacker = service.source();
+    let mut good = only_valid(64, 10).into_iter();
+    let bad = bad_signature(11);
+    let mut demoted_at = None;
+    for round in 0..6 {
+        batch(&attacker, mixed_batch(&mut good, &bad)).await;
+        if attacker.is_demoted() {
+            demoted_at = Some(round);
+            break;
+        }
+        batch(&attacker, vec![good.next().unwrap()]).await;
+        assert!(!attacker.is_demoted());
+    }
+    assert_eq!(demoted_at, Some(1), "demoted at the second failed batch");
+    assert_eq!(service.stats().demotions, 1);
+    drop(attacker);
+    service.shutdown().await;
+}
+
+#[tokio::test]
+async fn demotion_survives_reconnects_of_the_same_peer() {
+    let service = IngestService::new(
+        IngestConfig::default()
+            .workers(1)
+            .latency_budget(Duration::from_secs(3600))
+            .demote_after(2)
+            .demotion(Duration::from_secs(3600)),
+    );
+    let handle = service.handle();
+    let mut good = only_valid(64, 12).into_iter();
+    let bad = bad_signature(13);
+    let peer: std::net::IpAddr = "192.0.2.7".parse().unwrap();
+
+    // One failure per connection, reconnecting in between: the score adds up.
+    let first = handle.source_for(peer);
+    batch(&first, mixed_batch(&mut good, &bad)).await;
+    assert!(!first.is_demoted());
+    drop(first);
+    let second = handle.source_for(peer);
+    assert!(second.failure_score() > 0.9, "the score came along");
+    batch(&second, mixed_batch(&mut good, &bad)).await;
+    assert!(second.is_demoted());
+    drop(second);
+
+    // Reconnected: still demoted, its events checked one at a time.
+    let third = handle.source_for(peer);
+    assert!(third.is_demoted());
+    let single = service.stats().single_events;
+    assert_eq!(
+        batch(&third, vec![good.next().unwrap(), good.next().unwrap()]).await,
+        [Verdict::Valid, Verdict::Valid]
+    );
+    assert_eq!(service.stats().single_events, single + 2);
+
+    // Another peer, and an anonymous source, start clean.
+    let other: std::net::IpAddr = "192.0.2.8".parse().unwrap();
+    assert!(!handle.source_for(other).is_demoted());
+    assert!(!handle.source().is_demoted());
+    // Keys of another type never match: the string "192.0.2.7" is not the address.
+    assert!(!handle.source_for("192.0.2.7").is_demoted());
+    // Two sources of one peer at once share the standing.
+    let fourth = handle.source_for(peer);
+    assert!(third.is_demoted() && fourth.is_demoted());
+    drop((third, fourth));
+    service.shutdown().await;
+}
+
+#[tokio::test]
+async fn failure_score_decays_back() {
+    let half_life = Duration::from_millis(100);
+    let service = IngestService::new(
+        IngestConfig::default()
+            .workers(1)
+            .latency_budget(Duration::from_secs(3600))
+            .demote_after(2)
+            .held_batch_decay(0.5)
+            .failure_half_life(half_life)
+            .demotion(Duration::from_millis(50)),
+    );
+    let mut good = only_valid(64, 14).into_iter();
+    let bad = bad_signature(15);
+    let source = service.source_for("peer");
+    batch(&source, mixed_batch(&mut good, &bad)).await;
+    batch(&source, mixed_batch(&mut good, &bad)).await;
+    assert!(source.is_demoted());
+    let high = source.failure_score();
+    assert!(high > 1.0, "score {high}");
+
+    // Time: after 8 half-lives the score is below 1/100 of what it was.
+    tokio::time::sleep(half_life * 8).await;
+    let low = source.failure_score();
+    assert!(low < high / 100.0, "score {high} -> {low}");
+    assert!(!source.is_demoted());
+    // So one more failure is not enough to demote again.
+    batch(&source, mixed_batch(&mut good, &bad)).await;
+    assert!(!source.is_demoted());
+    assert_eq!(service.stats().recoveries, 1);
+
+    // Held batches: each halves it (decay 0.5), faster than time alone.
+    let before = source.failure_score();
+    for _ in 0..4 {
+        batch(&source, vec![good.next().unwrap()]).await;
+    }
+    let after = source.failure_score();
+    assert!(after < before / 10.0, "score {before} -> {after}");
+    drop(source);
+    service.shutdown().await;
+}
+
+#[tokio::test]
+async fn peer_map_is_bounded_least_recently_used_out() {
+    let service = IngestService::new(
+        IngestConfig::default()
+            .workers(1)
+            .latency_budget(Duration::from_secs(3600))
+            .demote_after(1)
+            .demotion(Duration::from_secs(3600))
+            .peers(3),
+    );
+    let bad = bad_signature(16);
+    let handle = service.handle();
+    let demoted = |id: u32| handle.source_for(id).is_demoted(); // also a use of the peer
+    for id in 0..3u32 {
+        batch(&handle.source_for(id), vec![bad.clone()]).await;
+    }
+    assert!(demoted(0)); // used last now: 1, 2, 0
+                         // A fourth peer forgets the least recently used one, 1.
+    batch(&handle.source_for(3u32), vec![bad.clone()]).await;
+    assert_eq!(handle.stats().peers, 3);
+    assert!(demoted(0), "recently used: kept");
+    assert!(!demoted(1), "least recently used: forgotten, starts afresh");
+    // An attacker cycling identities: the map never holds more than 3 peers.
+    for id in 4..200u32 {
+        batch(&handle.source_for(id), vec![bad.clone()]).await;
+        assert!(handle.stats().peers <= 3);
+    }
+    assert_eq!(handle.stats().peers, 3);
+    assert!(!demoted(0), "long unused: forgotten");
+    assert!(demoted(199));
+    drop(handle);
+    service.shutdown().await;
+}
+
+#[tokio::test]
+async fn one_peer_cannot_take_all_the_capacity() {
+    let service = IngestService::new(
+        IngestConfig::default()
+            .workers(1)
+            .capacity(16)
+            .peer_capacity(4)
+            .max_batch(100)
+            .latency_budget(Duration::from_secs(3600)),
+    );
+    let events = only_valid(12, 17);
+    let greedy = service.source_for("greedy");
+    let same_peer = service.source_for("greedy");
+    let mut tickets = Vec::new();
+    for e in &events[..4] {
+        tickets.push(greedy.enqueue(e.clone()).await.unwrap());
+    }
+    // Its share is full, for every source of the peer.
+    for source in [&greedy, &same_peer] {
+        let more = source.enqueue(events[4].clone());
+        assert!(tokio::time::timeout(Duration::from_millis(50), more)
+            .await
+            .is_err());
+    }
+    // Another peer still gets in.
+    let other = service.source_for("other");
+    let mine = other.enqueue(events[5].clone()).await.unwrap();
+    other.flush();
+    assert_eq!(mine.await.unwrap().verdict, Verdict::Valid);
+    // Once its events are answered, the peer has room again.
+    greedy.flush();
+    for t in tickets {
+        assert_eq!(t.await.unwrap().verdict, Verdict::Valid);
+    }
+    let t = same_peer.enqueue(events[6].clone()).await.unwrap();
+    same_peer.flush();
+    assert_eq!(t.await.unwrap().verdict, Verdict::Valid);
+    drop((greedy, same_peer, other));
+    assert_eq!(service.shutdown().await.answered, 6);
+}
+
+/// Median latency of `rounds` rounds of the honest source: enqueue `n` events, flush, await
+/// all their verdicts.
+async fn honest_latency(source: &Source, events: &[Event], n: usize, rounds: usize) -> Duration {
+    let mut times = Vec::with_capacity(rounds);
+    for r in 0..rounds {
+        let start = Instant::now();
+        let mut ts = Vec::with_capacity(n);
+        for e in events.iter().cycle().skip(r * n).take(n) {
+            ts.push(source.enqueue(e.clone()).await.unwrap());
+        }
+        source.flush();
+        for t in ts {
+            assert_eq!(t.await.unwrap().verdict, Verdict::Valid);
+        }
+        times.push(start.elapsed());
+    }
+    times.sort();
+    times[rounds / 2]
+}
+
+#[test]
+fn a_flooding_source_does_not_delay_an_honest_one() {
+    // The honest source sends small batches and waits for them; the attacker enqueues valid or
+    // invalid events at full speed from its own thread. With one FIFO queue the honest batch
+    // waits behind everything the attacker queued (thousands of events); served round-robin it
+    // waits for at most one attacker batch per worker, which no scheduler without preemption
+    // can avoid. So the bound is 2x the latency alone, but not below a floor of one attacker
+    // batch (ATTACK_BATCH / HONEST_BATCH honest rounds alone) or 5 ms, whichever is longer.
+    // A noisy attempt is retried; a structural delay fails all of them.
+    const FLOOR: Duration = Duration::from_millis(5);
+    const HONEST_BATCH: usize = 16;
+    const ATTACK_BATCH: usize = 64;
+    const ROUNDS: usize = 15;
+    let honest_events = only_valid(HONEST_BATCH * 4, 18);
+    let mut rng = StdRng::seed_from_u64(19);
+    let flood_signer = Signer::new(&mut rng);
+    let flood_valid: Vec<Event> = (0..256)
+        .map(|i| {
+            V045::parse(
+                &flood_signer
+                    .event(i, 1, &[], &format!("flood {i}"))
+                    .to_string(),
+            )
+            .unwrap()
+        })
+        .collect();
+    let flood_invalid: Vec<Event> = flood_valid
+        .iter()
+        .map(|e| {
+            let v: serde_json::Value = serde_json::from_str(&e.as_json()).unwrap();
+            V045::parse(&mutate(&v, "sig", &mut rng, &flood_signer).to_string()).unwrap()
+        })
+        .collect();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+
+    for (kind, flood) in [("valid", &flood_valid), ("invalid", &flood_invalid)] {
+        let mut attempts = Vec::new();
+        let passed = (0..3).any(|_| {
+            let service = IngestService::new(
+                IngestConfig::default()
+                    .workers(2)
+                    .max_batch(ATTACK_BATCH)
+                    .capacity(16384)
+                    .latency_budget(Duration::from_millis(1)),
+            );
+            let honest = service.source_for("honest");
+            let alone = rt.block_on(async {
+                honest_latency(&honest, &honest_events, HONEST_BATCH, 3).await; // warm-up
+                honest_latency(&honest, &honest_events, HONEST_BATCH, ROUNDS).await
+            });
+
+            let stop = Arc::new(AtomicBool::new(false));
+            let attacker = service.source_for("attacker");
+            let flooder = {
+                let stop = Arc::clone(&stop);
+                let flood = flood.clone();
+                std::thread::spawn(move || {
+                    let rt = tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                        .unwrap();
+                    rt.block_on(async {
+                        for e in flood.iter().cycle() {
+                            if stop.load(Ordering::Relaxed) {
+                                break;
+                            }
+                            // The ticket is dropped: the verdict is not awaited.
+                            if attacker.enqueue(e.clone()).await.is_err() {
+                                break;
+                            }
+                        }
+                    });
+                })
+            };
+            // Let the flood fill its share of the service first.
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while service.stats().queued_events < 512 && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            let queued = service.stats().queued_events;
+            let attacked = rt.block_on(honest_latency(
+                &honest,
+                &honest_events,
+                HONEST_BATCH,
+                ROUNDS,
+            ));
+            stop.store(true, Ordering::Relaxed);
+            drop(service); // refuses the flooder's next event
+            flooder.join().unwrap();
+            let floor = FLOOR.max(alone * (ATTACK_BATCH / HONEST_BATCH) as u32);
+            let bound = 2 * alone.max(floor);
+            eprintln!("{kind} flood: alone {alone:?}, attacked {attacked:?}, {queued} attacker events queued, bound {bound:?}");
+            attempts.push((alone, attacked, queued, bound));
+            attacked <= bound
+        });
+        assert!(
+            passed,
+            "{kind} flood: honest median latency (alone, attacked, attacker events queued, bound) per attempt: {attempts:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn panicked_workers_are_replaced() {
+    let service = IngestService::new(
+        IngestConfig::default()
+            .workers(2)
+            .max_batch(8)
+            .latency_budget(Duration::from_secs(3600)),
+    );
+    let source = service.source();
+    let events = only_valid(400, 20);
+    // More panics than workers: without replacement nobody would be left to answer.
+    for round in 0..3 {
+        source.panic_on_next_batch();
+        let mut ts = Vec::new();
+        for e in &events[round * 4..round * 4 + 4] {
+            ts.push(source.enqueue(e.clone()).await.unwrap());
+        }
+        source.flush();
+        for t in ts {
+            let answer = tokio::time::timeout(Duration::from_secs(30), t).await;
+            assert_eq!(answer.expect("answered in time"), Err(IngestError::Lost));
+        }
+    }
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while service.stats().workers_replaced < 3 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let s = service.stats();
+    assert_eq!((s.lost, s.workers_replaced, s.workers), (12, 3, 2));
+
+    // Still answering, from several sources at once.
+    let handle = service.handle();
+    let mut tasks = Vec::new();
+    for k in 0..4 {
+        let handle = handle.clone();
+        let events = events[12 + k * 97..12 + (k + 1) * 97].to_vec();
+        tasks.push(tokio::spawn(async move {
+            let source = handle.source();
+            let mut ts = Vec::new();
+            for e in events {
+                ts.push(source.enqueue(e).await.unwrap());
+            }
+            source.flush();
+            for t in ts {
+                assert_eq!(t.await.unwrap().verdict, Verdict::Valid);
+            }
+        }));
+    }
+    for t in tasks {
+        tokio::time::timeout(Duration::from_secs(60), t)
+            .await
+            .expect("answered in time")
+            .unwrap();
+    }
+    drop((source, handle));
+    let s = service.shutdown().await;
+    assert_eq!((s.answered, s.lost, s.workers), (4 * 97, 12, 0));
 }

@@ -11,7 +11,9 @@
 //!
 //! let service = IngestService::new(IngestConfig::default());
 //! let handle = service.handle(); // Clone, Send: give one to every connection task
-//! let source = handle.source(); // one per connection or peer
+//! // One source per connection, keyed by the peer (an IP address, a relay URL, ...) so that
+//! // its failure score survives reconnects; `handle.source()` for an anonymous one.
+//! let source = handle.source_for("wss://relay.example.com");
 //!
 //! let keys = Keys::parse("6b911fd37cdf5c81d4c0adb1ab7fa822ed253ab0ad9aa18d77257c88b29b718e").unwrap();
 //! let mut tickets = Vec::new();
@@ -30,23 +32,52 @@
 //! ```
 //!
 //! # How it works
-//! * **Per-source buffers.** [`Source::enqueue`] appends to the source's buffer. The buffer
-//!   becomes a batch when it holds [`IngestConfig::max_batch`] events, when the oldest event in
-//!   it has waited [`IngestConfig::latency_budget`] (default 1 ms; a timer thread watches the
+//! * **Peers and sources.** A [`Source`] is one connection's way in: its own buffer. Sources
+//!   made by [`IngestHandle::source_for`] with the same peer key (any `Hash + Eq` value: an IP
+//!   address, a relay URL) share one *peer*: one failure score, one demotion, one queue lane
+//!   and one admission share, kept across reconnects. [`IngestHandle::source`] makes an
+//!   anonymous peer of its own that lives as long as its sources. Keyed peers are remembered in
+//!   a map of at most [`IngestConfig::peers`] entries; when it is full, the peer used least
+//!   recently (a source made for it, or a failed batch of it) is forgotten, so an attacker who
+//!   cycles through identities costs bounded memory. A forgotten peer starts afresh at its next
+//!   source (its live sources keep the old state until they are dropped).
+//! * **Batches.** [`Source::enqueue`] appends to the source's buffer. The buffer becomes a
+//!   batch when it holds [`IngestConfig::max_batch`] events, when the oldest event in it has
+//!   waited [`IngestConfig::latency_budget`] (default 1 ms; a timer thread watches the
 //!   deadlines), or on [`Source::flush`] (and when the `Source` is dropped).
-//! * **Workers.** Batches wait in one FIFO queue and run on [`IngestConfig::workers`] std
-//!   threads (default one per core), off the async executor; each thread uses its own
-//!   thread-local [`Verifier`](crate::Verifier) (see [`with_thread_verifier`](crate::with_thread_verifier)),
-//!   and the workers share one [`SharedKeyCache`], so each new author
-//!   is lifted once, not once per worker.
-//!   Verdicts are exactly [`VerifyBatchExt::verify_batch`](crate::VerifyBatchExt::verify_batch)'s.
-//! * **Back-pressure.** At most [`IngestConfig::capacity`] events are in the service at once
-//!   (buffered, queued or being verified); `enqueue` waits for room.
+//! * **Fair scheduling.** Each peer's batches wait in its own lane, oldest first; the workers
+//!   serve the lanes round-robin, one batch per turn. A peer that floods the service only
+//!   lengthens its own lane: another peer's batch waits for at most one turn of each peer
+//!   ahead of it in the ring, not for the whole flood. A demoted peer's events are checked one
+//!   at a time, which costs several times as much per event, so its turn is an eighth of
+//!   `max_batch` events, about the time of a full batch; the rest of its batch waits for the
+//!   next turn.
+//! * **Workers.** [`IngestConfig::workers`] std threads (default one per core) run the
+//!   batches, off the async executor; each thread uses its own thread-local
+//!   [`Verifier`](crate::Verifier) (see [`with_thread_verifier`](crate::with_thread_verifier)),
+//!   and the workers share one [`SharedKeyCache`], so each new author is lifted once, not once
+//!   per worker. Verdicts are exactly
+//!   [`VerifyBatchExt::verify_batch`](crate::VerifyBatchExt::verify_batch)'s. A worker that
+//!   panics (a bug) answers its batch's tickets [`IngestError::Lost`] and hands over to a new
+//!   thread, so the service keeps its number of workers; should the OS refuse that thread, the
+//!   old one carries on.
+//! * **Back-pressure and admission.** At most [`IngestConfig::capacity`] events are in the
+//!   service at once (buffered, queued or being verified), and at most
+//!   [`IngestConfig::peer_capacity`] of them from one peer; `enqueue` waits for room in both.
+//!   A flooding peer waits for its own share and leaves the rest to the others.
 //! * **Demotion.** A batch *fails* when one of its signatures is invalid (wrong ids are cheap
 //!   and do not count): the batch verifier then has to narrow down the bad signatures, which
-//!   costs more than checking singly. After [`IngestConfig::demote_after`] consecutive failed
-//!   batches the source is demoted for [`IngestConfig::demotion`]: its events are checked one
-//!   at a time, so an attacker only slows its own traffic. Then it batches again.
+//!   costs more than checking singly. Each failed batch adds 1 to the peer's failure score;
+//!   each batch that held multiplies it by [`IngestConfig::held_batch_decay`], and it halves
+//!   every [`IngestConfig::failure_half_life`]. When a failed batch brings the score above
+//!   [`IngestConfig::demote_after`] − ½, the peer is demoted for [`IngestConfig::demotion`]: its
+//!   events are checked one at a time, so an attacker only slows its own traffic. Then it
+//!   batches again, with the score it has left: a peer that keeps failing is demoted again
+//!   sooner, and one that alternates good and bad batches still climbs to the threshold.
+//! * **Threads.** [`IngestService::new`] never panics: if the OS refuses threads it runs with
+//!   fewer workers (at least one), or, without a worker or the timer, returns a service that
+//!   answers every event [`IngestError::Closed`]. [`IngestService::try_new`] returns the error
+//!   instead.
 //! * **Shutdown.** [`IngestService::shutdown`] stops accepting events, flushes every buffer,
 //!   lets the workers answer everything queued, and joins the threads. Dropping the service
 //!   does the same without waiting.
@@ -55,12 +86,15 @@ use super::batch::{verify_into, Mode};
 use super::view::EventView;
 use super::Verdict;
 use crate::SharedKeyCache;
+use core::any::{Any, TypeId};
 use core::fmt;
 use core::future::Future;
+use core::hash::{Hash, Hasher};
 use core::pin::Pin;
 use core::task::Waker;
 use core::task::{Context, Poll};
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed, Ordering::SeqCst};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -74,23 +108,32 @@ pub struct IngestConfig {
     max_batch: usize,
     latency_budget: Duration,
     capacity: usize,
+    peer_capacity: Option<usize>,
     demote_after: u32,
+    held_batch_decay: f64,
+    failure_half_life: Duration,
     demotion: Duration,
+    peers: usize,
     shared_keys: usize,
 }
 
 impl Default for IngestConfig {
     /// One worker per core, batches of up to 512, 1 ms latency budget, 8192 events in the
-    /// service, demotion after 2 consecutive failed batches for 10 s, and a key cache of
-    /// 65,536 keys shared by the workers.
+    /// service and a quarter of them per peer (at least one batch), demotion at a failure score
+    /// above 1.5 for 10 s, a score that held batches multiply by 0.9 and that halves every 30 s,
+    /// 65,536 remembered peers, and a key cache of 65,536 keys shared by the workers.
     fn default() -> Self {
         IngestConfig {
             workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
             max_batch: 512,
             latency_budget: Duration::from_millis(1),
             capacity: 8192,
+            peer_capacity: None,
             demote_after: 2,
+            held_batch_decay: 0.9,
+            failure_half_life: Duration::from_secs(30),
             demotion: Duration::from_secs(10),
+            peers: 1 << 16,
             shared_keys: 1 << 16,
         }
     }
@@ -123,15 +166,52 @@ impl IngestConfig {
         self
     }
 
-    /// Consecutive failed batches after which a source is demoted (at least 1).
+    /// Events one peer (all the sources of one peer key, or one anonymous source) may have in
+    /// the service at once, at least 1 and at most `capacity`. [`Source::enqueue`] waits while
+    /// its peer's share is full, so one peer cannot take all of the capacity. Default: a
+    /// quarter of `capacity`, but at least `max_batch` (still at most `capacity`).
+    pub fn peer_capacity(mut self, n: usize) -> Self {
+        self.peer_capacity = Some(n.max(1));
+        self
+    }
+
+    /// The failure score at which a peer is demoted (at least 1). Each failed batch adds 1; a
+    /// failed batch that brings the score above `n - 1/2` demotes the peer, so `n` failed
+    /// batches in quick succession do, with less than half a failure's worth of decay
+    /// between them.
     pub fn demote_after(mut self, n: u32) -> Self {
         self.demote_after = n.max(1);
         self
     }
 
-    /// How long a demoted source is checked one event at a time.
+    /// The factor (from 0 to 1) by which each batch whose signatures all held multiplies its
+    /// peer's failure score: 0 forgives everything at the first good batch, 1 nothing.
+    pub fn held_batch_decay(mut self, factor: f64) -> Self {
+        self.held_batch_decay = if factor.is_nan() {
+            1.0
+        } else {
+            factor.clamp(0.0, 1.0)
+        };
+        self
+    }
+
+    /// The time in which a peer's failure score halves, whatever it sends (zero: the score
+    /// only counts the failed batch that just happened).
+    pub fn failure_half_life(mut self, d: Duration) -> Self {
+        self.failure_half_life = d;
+        self
+    }
+
+    /// How long a demoted peer is checked one event at a time.
     pub fn demotion(mut self, d: Duration) -> Self {
         self.demotion = d;
+        self
+    }
+
+    /// How many keyed peers (see [`IngestHandle::source_for`]) the service remembers; past
+    /// that, the least recently used one is forgotten. 0: none, every source starts afresh.
+    pub fn peers(mut self, n: usize) -> Self {
+        self.peers = n;
         self
     }
 
@@ -141,6 +221,12 @@ impl IngestConfig {
     pub fn shared_key_cache(mut self, keys: usize) -> Self {
         self.shared_keys = keys;
         self
+    }
+
+    fn effective_peer_capacity(&self) -> usize {
+        self.peer_capacity
+            .unwrap_or_else(|| (self.capacity / 4).max(self.max_batch))
+            .min(self.capacity)
     }
 }
 
@@ -181,17 +267,19 @@ pub struct IngestStats {
     pub events: u64,
     /// Events answered with a verdict.
     pub answered: u64,
-    /// Batches verified together (demoted sources' groups not included).
+    /// Events answered [`IngestError::Lost`] because their worker panicked.
+    pub lost: u64,
+    /// Batches verified together (demoted peers' groups not included).
     pub batches: u64,
     /// Batches in which every signature was valid.
     pub batches_held: u64,
     /// Events that went through batches.
     pub batched_events: u64,
-    /// Events of demoted sources, checked one at a time.
+    /// Events of demoted peers, checked one at a time.
     pub single_events: u64,
-    /// Times a source was demoted.
+    /// Times a peer was demoted.
     pub demotions: u64,
-    /// Times a demoted source went back to batches.
+    /// Times a demoted peer went back to batches.
     pub recoveries: u64,
     /// Batches waiting for a worker now.
     pub queue_depth: u64,
@@ -199,6 +287,12 @@ pub struct IngestStats {
     pub queued_events: u64,
     /// Events in the service now (buffered, queued or being verified).
     pub in_flight: u64,
+    /// Worker threads running now.
+    pub workers: u64,
+    /// Worker threads that panicked and were replaced by a new thread.
+    pub workers_replaced: u64,
+    /// Keyed peers remembered now.
+    pub peers: u64,
 }
 
 impl IngestStats {
@@ -216,12 +310,15 @@ impl IngestStats {
 struct Counters {
     events: AtomicU64,
     answered: AtomicU64,
+    lost: AtomicU64,
     batches: AtomicU64,
     batches_held: AtomicU64,
     batched_events: AtomicU64,
     single_events: AtomicU64,
     demotions: AtomicU64,
     recoveries: AtomicU64,
+    workers: AtomicU64,
+    workers_replaced: AtomicU64,
 }
 
 /// The answers of one batch, shared by the batch's [`Ticket`]s.
@@ -306,34 +403,196 @@ impl<E> Drop for Reply<E> {
     }
 }
 
+/// A peer's standing: its failure score and demotion.
+struct Reputation {
+    /// Failed batches, decayed; exact as of `updated`.
+    score: f64,
+    updated: Instant,
+    demoted_until: Option<Instant>,
+}
+
+impl Reputation {
+    fn new(now: Instant) -> Self {
+        Reputation {
+            score: 0.0,
+            updated: now,
+            demoted_until: None,
+        }
+    }
+
+    /// Brings the score to `now`: it halves every `half_life`.
+    fn decay_to(&mut self, now: Instant, half_life: Duration) {
+        let elapsed = now.saturating_duration_since(self.updated);
+        if half_life.is_zero() {
+            self.score = 0.0;
+        } else if !elapsed.is_zero() {
+            self.score *= 0.5f64.powf(elapsed.as_secs_f64() / half_life.as_secs_f64());
+        }
+        self.updated = self.updated.max(now);
+    }
+}
+
+/// What the sources of one peer share: standing, queue lane and admission share.
+struct Peer {
+    /// The peer's lane in the scheduler.
+    lane: u64,
+    /// Admission: permits for the events of this peer in the service.
+    permits: Arc<Semaphore>,
+    reputation: Mutex<Reputation>,
+    /// Its key in the peer map (`None`: an anonymous peer).
+    key: Option<PeerKey>,
+}
+
+/// A peer key of any `Hash + Eq` type, compared and hashed through its concrete type; keys of
+/// different types never compare equal.
+trait DynKey: Any + Send + Sync {
+    fn dyn_eq(&self, other: &dyn DynKey) -> bool;
+    fn dyn_hash(&self, state: &mut dyn Hasher);
+    fn as_any(&self) -> &dyn Any;
+}
+
+impl<K: Hash + Eq + Send + Sync + 'static> DynKey for K {
+    fn dyn_eq(&self, other: &dyn DynKey) -> bool {
+        other.as_any().downcast_ref::<K>() == Some(self)
+    }
+
+    fn dyn_hash(&self, mut state: &mut dyn Hasher) {
+        TypeId::of::<K>().hash(&mut state);
+        self.hash(&mut state);
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+#[derive(Clone)]
+struct PeerKey(Arc<dyn DynKey>);
+
+impl PartialEq for PeerKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.dyn_eq(&*other.0)
+    }
+}
+
+impl Eq for PeerKey {}
+
+impl Hash for PeerKey {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.0.dyn_hash(state);
+    }
+}
+
+/// The keyed peers, bounded, least recently used first out.
+struct Peers {
+    /// Per key: the peer and its last use (a tick of `order`).
+    map: HashMap<PeerKey, (Arc<Peer>, u64)>,
+    /// Keys by last use, oldest first.
+    order: BTreeMap<u64, PeerKey>,
+    tick: u64,
+}
+
+impl Peers {
+    /// Marks `key` as used now, if it is remembered.
+    fn touch(&mut self, key: &PeerKey) {
+        self.tick += 1;
+        let tick = self.tick;
+        if let Some((_, used)) = self.map.get_mut(key) {
+            let old = std::mem::replace(used, tick);
+            self.order.remove(&old);
+            self.order.insert(tick, key.clone());
+        }
+    }
+}
+
 struct SourceState<E> {
     buf: Vec<E>,
     /// The answers of the events in `buf` (present while `buf` is not empty).
     reply: Option<Reply<E>>,
-    /// The back-pressure permits of the events in `buf`, merged into one.
-    permit: Option<OwnedSemaphorePermit>,
+    /// The back-pressure permits of the events in `buf` (service, peer), each merged into one.
+    permits: Option<(OwnedSemaphorePermit, OwnedSemaphorePermit)>,
     /// Bumped at every flush; a timer entry only flushes the generation it was armed for.
     generation: u64,
-    failures: u32,
-    demoted_until: Option<Instant>,
+    /// Test hook: the next batch makes its worker panic.
+    panic_next: bool,
 }
 
 struct SourceInner<E> {
+    peer: Arc<Peer>,
     state: Mutex<SourceState<E>>,
 }
 
 struct Job<E> {
-    source: Arc<SourceInner<E>>,
+    peer: Arc<Peer>,
     events: Vec<E>,
     reply: Reply<E>,
     /// Released after the answers, so the capacity counts events until they are answered.
-    permit: Option<OwnedSemaphorePermit>,
+    permits: Option<(OwnedSemaphorePermit, OwnedSemaphorePermit)>,
+    /// Test hook: the worker panics instead of verifying.
+    panic: bool,
+    /// The verdicts of the first events, checked in earlier turns (a demoted peer's batch is
+    /// checked a slice per turn).
+    verdicts: Vec<Verdict>,
 }
 
+impl<E> Job<E> {
+    /// Events not checked yet.
+    fn remaining(&self) -> usize {
+        self.events.len() - self.verdicts.len()
+    }
+}
+
+/// The waiting batches: one lane per peer, served round-robin.
 struct Queue<E> {
-    jobs: VecDeque<Job<E>>,
+    /// Per peer with waiting batches: its batches, oldest first.
+    lanes: HashMap<u64, VecDeque<Job<E>>>,
+    /// The peers with waiting batches, in the order of their next turn.
+    ring: VecDeque<u64>,
+    queued_jobs: usize,
     queued_events: usize,
     closed: bool,
+}
+
+impl<E> Queue<E> {
+    fn push(&mut self, job: Job<E>) {
+        self.enter(job, false);
+    }
+
+    /// Puts back a batch that has had its turn but is not done: first in its lane, whose next
+    /// turn comes after every other waiting peer's.
+    fn push_unfinished(&mut self, job: Job<E>) {
+        self.enter(job, true);
+    }
+
+    fn enter(&mut self, job: Job<E>, front: bool) {
+        self.queued_jobs += 1;
+        self.queued_events += job.remaining();
+        let lane = job.peer.lane;
+        let jobs = self.lanes.entry(lane).or_default();
+        if jobs.is_empty() {
+            self.ring.push_back(lane);
+        }
+        if front {
+            jobs.push_front(job);
+        } else {
+            jobs.push_back(job);
+        }
+    }
+
+    /// The oldest batch of the peer whose turn it is; the peer goes to the back of the ring.
+    fn pop(&mut self) -> Option<Job<E>> {
+        let lane = self.ring.pop_front()?;
+        let jobs = self.lanes.get_mut(&lane)?;
+        let job = jobs.pop_front()?;
+        if jobs.is_empty() {
+            self.lanes.remove(&lane);
+        } else {
+            self.ring.push_back(lane);
+        }
+        self.queued_jobs -= 1;
+        self.queued_events -= job.remaining();
+        Some(job)
+    }
 }
 
 struct TimerEntry<E> {
@@ -356,6 +615,13 @@ struct Shared<E> {
     queue_cv: Condvar,
     timers: Mutex<Timers<E>>,
     timers_cv: Condvar,
+    peers: Mutex<Peers>,
+    next_lane: AtomicU64,
+    next_worker: AtomicU64,
+    /// The key cache every worker attaches to its thread-local verifier.
+    keys: Option<SharedKeyCache>,
+    /// Every thread started (workers, replacements, the timer), joined at shutdown.
+    threads: Mutex<Vec<JoinHandle<()>>>,
     counters: Counters,
 }
 
@@ -365,7 +631,100 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Test hook: spawns this thread may still ask for before the OS "refuses" them.
+    static SPAWNS_ALLOWED: core::cell::Cell<usize> = const { core::cell::Cell::new(usize::MAX) };
+}
+
+/// Starts a named thread, or returns the OS's refusal.
+fn spawn_thread(
+    name: String,
+    f: impl FnOnce() + Send + 'static,
+) -> std::io::Result<JoinHandle<()>> {
+    #[cfg(test)]
+    {
+        let allowed = SPAWNS_ALLOWED.with(core::cell::Cell::get);
+        if allowed == 0 {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::WouldBlock,
+                "thread refused (test hook)",
+            ));
+        }
+        SPAWNS_ALLOWED.with(|a| a.set(allowed - 1));
+    }
+    std::thread::Builder::new().name(name).spawn(f)
+}
+
 impl<E: EventView + Send + 'static> Shared<E> {
+    fn new(config: IngestConfig) -> Self {
+        let keys = (config.shared_keys > 0).then(|| SharedKeyCache::new(config.shared_keys));
+        Shared {
+            permits: Arc::new(Semaphore::new(config.capacity)),
+            closing: AtomicBool::new(false),
+            queue: Mutex::new(Queue {
+                lanes: HashMap::new(),
+                ring: VecDeque::new(),
+                queued_jobs: 0,
+                queued_events: 0,
+                closed: false,
+            }),
+            queue_cv: Condvar::new(),
+            timers: Mutex::new(Timers {
+                entries: VecDeque::new(),
+                closed: false,
+            }),
+            timers_cv: Condvar::new(),
+            peers: Mutex::new(Peers {
+                map: HashMap::new(),
+                order: BTreeMap::new(),
+                tick: 0,
+            }),
+            next_lane: AtomicU64::new(0),
+            next_worker: AtomicU64::new(0),
+            keys,
+            threads: Mutex::new(Vec::new()),
+            counters: Counters::default(),
+            config,
+        }
+    }
+
+    fn new_peer(&self, key: Option<PeerKey>) -> Arc<Peer> {
+        Arc::new(Peer {
+            lane: self.next_lane.fetch_add(1, Relaxed),
+            permits: Arc::new(Semaphore::new(self.config.effective_peer_capacity())),
+            reputation: Mutex::new(Reputation::new(Instant::now())),
+            key,
+        })
+    }
+
+    /// The peer of `key`: remembered, or new (forgetting the least recently used one if the
+    /// map is full).
+    fn peer_for(&self, key: PeerKey) -> Arc<Peer> {
+        let cap = self.config.peers;
+        if cap == 0 {
+            return self.new_peer(None);
+        }
+        let mut peers = lock(&self.peers);
+        if let Some((peer, _)) = peers.map.get(&key) {
+            let peer = Arc::clone(peer);
+            peers.touch(&key);
+            return peer;
+        }
+        while peers.map.len() >= cap {
+            let Some((_, oldest)) = peers.order.pop_first() else {
+                break;
+            };
+            peers.map.remove(&oldest);
+        }
+        let peer = self.new_peer(Some(key.clone()));
+        peers.tick += 1;
+        let tick = peers.tick;
+        peers.order.insert(tick, key.clone());
+        peers.map.insert(key, (Arc::clone(&peer), tick));
+        peer
+    }
+
     /// Turns the source's buffer into a job. The push to the queue happens under the source
     /// lock: see [`IngestService::shutdown`] for why that matters.
     fn flush_locked(&self, source: &Arc<SourceInner<E>>, st: &mut SourceState<E>) {
@@ -374,17 +733,15 @@ impl<E: EventView + Send + 'static> Shared<E> {
         }
         st.generation += 1;
         let events = std::mem::replace(&mut st.buf, Vec::with_capacity(self.config.max_batch));
-        let reply = st.reply.take().unwrap_or_else(Reply::new);
-        let permit = st.permit.take();
-        let mut q = lock(&self.queue);
-        q.queued_events += events.len();
-        q.jobs.push_back(Job {
-            source: Arc::clone(source),
+        let job = Job {
+            peer: Arc::clone(&source.peer),
             events,
-            reply,
-            permit,
-        });
-        drop(q);
+            reply: st.reply.take().unwrap_or_else(Reply::new),
+            permits: st.permits.take(),
+            panic: std::mem::take(&mut st.panic_next),
+            verdicts: Vec::new(),
+        };
+        lock(&self.queue).push(job);
         self.queue_cv.notify_one();
     }
 
@@ -398,8 +755,7 @@ impl<E: EventView + Send + 'static> Shared<E> {
                 for e in entries {
                     self.fire(e);
                 }
-                lock(&self.queue).closed = true;
-                self.queue_cv.notify_all();
+                self.close_queue();
                 return;
             }
             match t.entries.front() {
@@ -431,13 +787,44 @@ impl<E: EventView + Send + 'static> Shared<E> {
         }
     }
 
-    fn worker_loop(&self) {
+    fn close_queue(&self) {
+        lock(&self.queue).closed = true;
+        self.queue_cv.notify_all();
+    }
+
+    /// Starts one worker thread (counted in `workers` while it runs).
+    fn spawn_worker(self: &Arc<Self>) -> std::io::Result<()> {
+        let i = self.next_worker.fetch_add(1, Relaxed);
+        let s = Arc::clone(self);
+        // Counted before the thread runs, so that a replacement is never seen missing.
+        self.counters.workers.fetch_add(1, SeqCst);
+        let spawned = spawn_thread(format!("nostr-verify-worker-{i}"), move || {
+            // The worker's thread-local verifier: this thread belongs to the service, so
+            // nothing else sees the attached cache.
+            crate::with_thread_verifier(|v| v.set_shared_cache(s.keys.clone()));
+            s.worker_loop();
+            s.counters.workers.fetch_sub(1, SeqCst);
+        });
+        match spawned {
+            Ok(handle) => {
+                lock(&self.threads).push(handle);
+                Ok(())
+            }
+            Err(e) => {
+                self.counters.workers.fetch_sub(1, SeqCst);
+                Err(e)
+            }
+        }
+    }
+
+    /// Runs batches until the queue is closed and empty, or until a batch panics and a new
+    /// thread has taken over.
+    fn worker_loop(self: &Arc<Self>) {
         loop {
             let job = {
                 let mut q = lock(&self.queue);
                 loop {
-                    if let Some(job) = q.jobs.pop_front() {
-                        q.queued_events -= job.events.len();
+                    if let Some(job) = q.pop() {
                         break job;
                     }
                     if q.closed {
@@ -446,55 +833,73 @@ impl<E: EventView + Send + 'static> Shared<E> {
                     q = self.queue_cv.wait(q).unwrap_or_else(|e| e.into_inner());
                 }
             };
-            self.run(job);
+            let n = job.events.len() as u64;
+            // A panic drops the job while unwinding: its `Reply` answers the tickets `Lost`
+            // and its permits go back. No lock is held across `run`.
+            if catch_unwind(AssertUnwindSafe(|| self.run(job))).is_err() {
+                self.counters.lost.fetch_add(n, Relaxed);
+                // The thread-local verifier may have been left mid-operation: hand over to a
+                // fresh thread. If the OS refuses one, carry on here rather than lose a worker.
+                if self.spawn_worker().is_ok() {
+                    self.counters.workers_replaced.fetch_add(1, Relaxed);
+                    return;
+                }
+            }
         }
     }
 
-    fn run(&self, job: Job<E>) {
+    /// One turn of a batch: all of it, or for a demoted peer the next
+    /// [`single_turn`](Self::single_turn) events, after which the batch goes back to its lane.
+    fn run(&self, mut job: Job<E>) {
         let now = Instant::now();
         let demoted = {
-            let mut st = lock(&job.source.state);
-            match st.demoted_until {
+            let mut r = lock(&job.peer.reputation);
+            match r.demoted_until {
                 Some(until) if now < until => true,
                 Some(_) => {
-                    st.demoted_until = None;
+                    r.demoted_until = None;
                     self.counters.recoveries.fetch_add(1, Relaxed);
                     false
                 }
                 None => false,
             }
         };
-        let Job {
-            source,
-            events,
-            reply,
-            permit,
-        } = job;
-        let n = events.len() as u64;
-        let mut verdicts = Vec::with_capacity(events.len());
-        let mode = if demoted { Mode::Single } else { Mode::Batch };
-        verify_into(&events, mode, &mut verdicts);
-
+        if job.panic {
+            panic!("ingest worker test hook: panic on a marked batch");
+        }
         let c = &self.counters;
+        let start = job.verdicts.len();
         if demoted {
-            c.single_events.fetch_add(n, Relaxed);
+            let end = job.events.len().min(start + self.single_turn());
+            verify_into(&job.events[start..end], Mode::Single, &mut job.verdicts);
+            c.single_events.fetch_add((end - start) as u64, Relaxed);
+            if job.remaining() > 0 {
+                lock(&self.queue).push_unfinished(job);
+                self.queue_cv.notify_one();
+                return;
+            }
         } else {
-            let failed = verdicts.contains(&Verdict::InvalidSignature);
+            verify_into(&job.events[start..], Mode::Batch, &mut job.verdicts);
+            let failed = job.verdicts[start..].contains(&Verdict::InvalidSignature);
             c.batches.fetch_add(1, Relaxed);
-            c.batched_events.fetch_add(n, Relaxed);
-            let mut st = lock(&source.state);
+            c.batched_events
+                .fetch_add((job.events.len() - start) as u64, Relaxed);
             if failed {
-                st.failures += 1;
-                if st.failures >= self.config.demote_after {
-                    st.failures = 0;
-                    st.demoted_until = Some(now + self.config.demotion);
-                    c.demotions.fetch_add(1, Relaxed);
-                }
+                self.record_failure(&job.peer, now);
             } else {
-                st.failures = 0;
+                let mut r = lock(&job.peer.reputation);
+                r.decay_to(now, self.config.failure_half_life);
+                r.score *= self.config.held_batch_decay;
                 c.batches_held.fetch_add(1, Relaxed);
             }
         }
+        let Job {
+            events,
+            reply,
+            permits,
+            verdicts,
+            ..
+        } = job;
         // A missing verdict (a verifier bug) leaves its ticket `Lost`, never valid.
         let results: Vec<_> = events
             .into_iter()
@@ -505,18 +910,48 @@ impl<E: EventView + Send + 'static> Shared<E> {
         c.answered.fetch_add(results.len() as u64, Relaxed);
         reply.finish(results);
         // One release for the whole batch: one wake-up of a task waiting for room.
-        drop(permit);
+        drop(permits);
+    }
+
+    /// Events of a demoted peer checked in one turn: checked one at a time, an event costs
+    /// several times its share of a batch, so a turn takes an eighth of `max_batch`, about the
+    /// time of a full batch, and a demoted flood delays the other peers no more than a batching
+    /// one.
+    fn single_turn(&self) -> usize {
+        (self.config.max_batch / 8).max(1)
+    }
+
+    /// A failed batch: the score grows by 1, and the peer is demoted if that reaches the
+    /// threshold. A keyed peer counts as used, so a misbehaving peer is not the first one
+    /// forgotten.
+    fn record_failure(&self, peer: &Peer, now: Instant) {
+        {
+            let mut r = lock(&peer.reputation);
+            r.decay_to(now, self.config.failure_half_life);
+            r.score += 1.0;
+            let demoted = r.demoted_until.is_some_and(|t| now < t);
+            // Above n - 1/2 rather than at n: with time decay, n failures in quick succession
+            // sum to a little less than n.
+            if !demoted && r.score > f64::from(self.config.demote_after) - 0.5 {
+                r.demoted_until = Some(now + self.config.demotion);
+                self.counters.demotions.fetch_add(1, Relaxed);
+            }
+        }
+        if let Some(key) = &peer.key {
+            lock(&self.peers).touch(key);
+        }
     }
 
     fn stats(&self) -> IngestStats {
         let c = &self.counters;
         let (queue_depth, queued_events) = {
             let q = lock(&self.queue);
-            (q.jobs.len() as u64, q.queued_events as u64)
+            (q.queued_jobs as u64, q.queued_events as u64)
         };
         IngestStats {
             events: c.events.load(Relaxed),
             answered: c.answered.load(Relaxed),
+            lost: c.lost.load(Relaxed),
             batches: c.batches.load(Relaxed),
             batches_held: c.batches_held.load(Relaxed),
             batched_events: c.batched_events.load(Relaxed),
@@ -526,6 +961,9 @@ impl<E: EventView + Send + 'static> Shared<E> {
             queue_depth,
             queued_events,
             in_flight: (self.config.capacity - self.permits.available_permits()) as u64,
+            workers: c.workers.load(SeqCst),
+            workers_replaced: c.workers_replaced.load(Relaxed),
+            peers: lock(&self.peers).map.len() as u64,
         }
     }
 
@@ -538,13 +976,12 @@ impl<E: EventView + Send + 'static> Shared<E> {
     }
 }
 
-/// The ingest service: worker threads, a timer thread and the shared queue.
+/// The ingest service: worker threads, a timer thread, and the per-peer queues.
 ///
 /// `E` is the event type: `nostr::event::Event` (default) or, with feature `nostr-0-44`,
 /// `nostr044::Event`.
 pub struct IngestService<E: EventView + Send + 'static = ::nostr::event::Event> {
     shared: Arc<Shared<E>>,
-    threads: Vec<JoinHandle<()>>,
 }
 
 impl<E: EventView + Send + 'static> fmt::Debug for IngestService<E> {
@@ -559,52 +996,45 @@ impl<E: EventView + Send + 'static> fmt::Debug for IngestService<E> {
 impl<E: EventView + Send + 'static> IngestService<E> {
     /// Starts the worker threads and the timer thread. Needs no async runtime.
     ///
-    /// # Panics
-    /// Panics if the operating system cannot start a thread.
+    /// Never panics. If the OS refuses some worker threads, the service runs with those it
+    /// got (see [`IngestStats::workers`]); if it refuses the timer thread or every worker,
+    /// the service is returned closed: every [`Source::enqueue`] answers
+    /// [`IngestError::Closed`] with the event. Use [`try_new`](Self::try_new) to get the
+    /// error instead.
     pub fn new(config: IngestConfig) -> Self {
-        let shared = Arc::new(Shared {
-            permits: Arc::new(Semaphore::new(config.capacity)),
-            closing: AtomicBool::new(false),
-            queue: Mutex::new(Queue {
-                jobs: VecDeque::new(),
-                queued_events: 0,
-                closed: false,
-            }),
-            queue_cv: Condvar::new(),
-            timers: Mutex::new(Timers {
-                entries: VecDeque::new(),
-                closed: false,
-            }),
-            timers_cv: Condvar::new(),
-            counters: Counters::default(),
-            config,
-        });
-        let mut threads = Vec::with_capacity(shared.config.workers + 1);
-        let keys =
-            (shared.config.shared_keys > 0).then(|| SharedKeyCache::new(shared.config.shared_keys));
-        for i in 0..shared.config.workers {
-            let s = Arc::clone(&shared);
-            let keys = keys.clone();
-            threads.push(
-                std::thread::Builder::new()
-                    .name(format!("nostr-verify-worker-{i}"))
-                    .spawn(move || {
-                        // The worker's thread-local verifier: this thread belongs to the
-                        // service, so nothing else sees the attached cache.
-                        crate::with_thread_verifier(|v| v.set_shared_cache(keys));
-                        s.worker_loop()
-                    })
-                    .expect("spawn an ingest worker thread"),
-            );
+        match Self::try_new(config.clone()) {
+            Ok(service) => service,
+            Err(_) => {
+                let shared = Arc::new(Shared::new(config));
+                shared.close();
+                shared.close_queue();
+                IngestService { shared }
+            }
         }
+    }
+
+    /// As [`new`](Self::new), but an error instead of a closed service.
+    ///
+    /// # Errors
+    /// The operating system's error when it refuses the timer thread or every worker thread.
+    /// Fewer workers than configured is not an error (see [`IngestStats::workers`]).
+    pub fn try_new(config: IngestConfig) -> std::io::Result<Self> {
+        let shared = Arc::new(Shared::new(config));
         let s = Arc::clone(&shared);
-        threads.push(
-            std::thread::Builder::new()
-                .name("nostr-verify-timer".into())
-                .spawn(move || s.timer_loop())
-                .expect("spawn the ingest timer thread"),
-        );
-        IngestService { shared, threads }
+        let timer = spawn_thread("nostr-verify-timer".into(), move || s.timer_loop())?;
+        lock(&shared.threads).push(timer);
+        let mut first_error = None;
+        for _ in 0..shared.config.workers {
+            if let Err(e) = shared.spawn_worker() {
+                first_error.get_or_insert(e);
+            }
+        }
+        let service = IngestService { shared };
+        match first_error {
+            // Dropping the service stops the timer thread.
+            Some(e) if service.shared.counters.workers.load(SeqCst) == 0 => Err(e),
+            _ => Ok(service),
+        }
     }
 
     /// A cloneable, `Send` handle for connection tasks.
@@ -614,9 +1044,14 @@ impl<E: EventView + Send + 'static> IngestService<E> {
         }
     }
 
-    /// A new source (shorthand for `self.handle().source()`).
+    /// A new anonymous source (shorthand for `self.handle().source()`).
     pub fn source(&self) -> Source<E> {
-        new_source(&self.shared)
+        self.handle().source()
+    }
+
+    /// A new source for the peer `peer` (shorthand for `self.handle().source_for(peer)`).
+    pub fn source_for<K: Hash + Eq + Send + Sync + 'static>(&self, peer: K) -> Source<E> {
+        self.handle().source_for(peer)
     }
 
     /// The counters now.
@@ -631,12 +1066,18 @@ impl<E: EventView + Send + 'static> IngestService<E> {
     /// Why nothing is lost: every push to the queue happens under its source's lock; a
     /// non-empty buffer always has a timer entry armed for its current generation; the timer
     /// thread, once closed, fires all entries (each under the source's lock) and only then
-    /// closes the queue; an `enqueue` into an empty buffer after the close is refused.
-    pub async fn shutdown(mut self) -> IngestStats {
+    /// closes the queue; an `enqueue` into an empty buffer after the close is refused. A
+    /// worker that hands over to a new thread registers it before it ends, so the joins
+    /// below also wait for the replacement.
+    pub async fn shutdown(self) -> IngestStats {
         self.shared.close();
-        let threads = std::mem::take(&mut self.threads);
+        let shared = Arc::clone(&self.shared);
         // Joining blocks, so it happens off the async executor.
-        let joined = tokio::task::spawn_blocking(move || {
+        let joined = tokio::task::spawn_blocking(move || loop {
+            let threads = std::mem::take(&mut *lock(&shared.threads));
+            if threads.is_empty() {
+                break;
+            }
             for t in threads {
                 let _ = t.join();
             }
@@ -675,9 +1116,22 @@ impl<E: EventView + Send + 'static> fmt::Debug for IngestHandle<E> {
 }
 
 impl<E: EventView + Send + 'static> IngestHandle<E> {
-    /// A new source: one per connection or peer. Batches are formed per source.
+    /// A new source with an anonymous peer of its own: its failure score, demotion, queue
+    /// lane and admission share start afresh and end with it. Batches are formed per source.
     pub fn source(&self) -> Source<E> {
-        new_source(&self.shared)
+        new_source(&self.shared, self.shared.new_peer(None))
+    }
+
+    /// A new source for the peer `peer`, e.g. an IP address or a relay URL: every source of
+    /// the same peer shares one failure score and demotion (also across reconnects: drop the
+    /// old source, make a new one), one queue lane and one admission share
+    /// ([`IngestConfig::peer_capacity`]). Batches are still formed per source.
+    ///
+    /// The service remembers at most [`IngestConfig::peers`] peers and forgets the least
+    /// recently used one first.
+    pub fn source_for<K: Hash + Eq + Send + Sync + 'static>(&self, peer: K) -> Source<E> {
+        let peer = self.shared.peer_for(PeerKey(Arc::new(peer)));
+        new_source(&self.shared, peer)
     }
 
     /// The counters now.
@@ -686,23 +1140,26 @@ impl<E: EventView + Send + 'static> IngestHandle<E> {
     }
 }
 
-fn new_source<E: EventView + Send + 'static>(shared: &Arc<Shared<E>>) -> Source<E> {
+fn new_source<E: EventView + Send + 'static>(
+    shared: &Arc<Shared<E>>,
+    peer: Arc<Peer>,
+) -> Source<E> {
     Source {
         shared: Arc::clone(shared),
         inner: Arc::new(SourceInner {
+            peer,
             state: Mutex::new(SourceState {
                 buf: Vec::with_capacity(shared.config.max_batch),
                 reply: None,
-                permit: None,
+                permits: None,
                 generation: 0,
-                failures: 0,
-                demoted_until: None,
+                panic_next: false,
             }),
         }),
     }
 }
 
-/// One connection's (or peer's) way into the service: its own buffer and demotion state.
+/// One connection's way into the service: its own buffer, and its peer's standing.
 ///
 /// Dropping a source flushes its buffer; its pending tickets are still answered.
 pub struct Source<E: EventView + Send + 'static = ::nostr::event::Event> {
@@ -714,6 +1171,7 @@ impl<E: EventView + Send + 'static> fmt::Debug for Source<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Source")
             .field("demoted", &self.is_demoted())
+            .field("failure_score", &self.failure_score())
             .finish_non_exhaustive()
     }
 }
@@ -721,8 +1179,9 @@ impl<E: EventView + Send + 'static> fmt::Debug for Source<E> {
 impl<E: EventView + Send + 'static> Source<E> {
     /// Adds `event` to this source's buffer and returns a [`Ticket`] for its verdict.
     ///
-    /// Waits only while the service is full (back-pressure). Pipelining — enqueue many, then
-    /// await the tickets — is what lets a source's events share a batch.
+    /// Waits only while the service, or this source's peer's share of it, is full
+    /// (back-pressure). Pipelining — enqueue many, then await the tickets — is what lets a
+    /// source's events share a batch.
     ///
     /// # Errors
     /// [`IngestError::Closed`] with the event when the service is shutting down.
@@ -731,9 +1190,13 @@ impl<E: EventView + Send + 'static> Source<E> {
         if shared.closing.load(SeqCst) {
             return Err(IngestError::Closed(event));
         }
-        let permit = match Arc::clone(&shared.permits).acquire_owned().await {
-            Ok(p) => p,
-            Err(_) => return Err(IngestError::Closed(event)),
+        // The peer's share first: a peer waiting for its own share holds none of the
+        // service's permits meanwhile.
+        let Ok(peer_permit) = Arc::clone(&self.inner.peer.permits).acquire_owned().await else {
+            return Err(IngestError::Closed(event));
+        };
+        let Ok(permit) = Arc::clone(&shared.permits).acquire_owned().await else {
+            return Err(IngestError::Closed(event));
         };
         let mut st = lock(&self.inner.state);
         if st.buf.is_empty() {
@@ -758,9 +1221,12 @@ impl<E: EventView + Send + 'static> Source<E> {
         let index = st.buf.len();
         let ticket = st.reply.get_or_insert_with(Reply::new).ticket(index);
         st.buf.push(event);
-        match &mut st.permit {
-            Some(p) => p.merge(permit),
-            None => st.permit = Some(permit),
+        match &mut st.permits {
+            Some((p, q)) => {
+                p.merge(permit);
+                q.merge(peer_permit);
+            }
+            None => st.permits = Some((permit, peer_permit)),
         }
         if st.buf.len() >= max_batch {
             shared.flush_locked(&self.inner, &mut st);
@@ -784,11 +1250,27 @@ impl<E: EventView + Send + 'static> Source<E> {
         self.shared.flush_locked(&self.inner, &mut st);
     }
 
-    /// `true` while this source is demoted to one-at-a-time checking.
+    /// `true` while this source's peer is demoted to one-at-a-time checking.
     pub fn is_demoted(&self) -> bool {
-        lock(&self.inner.state)
+        lock(&self.inner.peer.reputation)
             .demoted_until
             .is_some_and(|t| Instant::now() < t)
+    }
+
+    /// This source's peer's failure score now: failed batches, decayed by held batches and
+    /// by time (see [`IngestConfig::demote_after`]).
+    pub fn failure_score(&self) -> f64 {
+        let mut r = lock(&self.inner.peer.reputation);
+        r.decay_to(Instant::now(), self.shared.config.failure_half_life);
+        r.score
+    }
+
+    /// Test hook (feature `internals`, not a stable API): the worker that picks up this
+    /// source's next batch panics instead of verifying it, as a verifier bug would.
+    #[cfg(feature = "internals")]
+    #[doc(hidden)]
+    pub fn panic_on_next_batch(&self) {
+        lock(&self.inner.state).panic_next = true;
     }
 }
 
@@ -913,5 +1395,73 @@ mod tests {
             got
         });
         assert_eq!(got, vec![Ok(0), Ok(1), Ok(2), Ok(3)]);
+    }
+
+    fn signed_events(n: usize) -> Vec<::nostr::event::Event> {
+        use ::nostr::event::{EventBuilder, FinalizeEvent, Kind};
+        use ::nostr::key::Keys;
+        let keys = Keys::parse("6b911fd37cdf5c81d4c0adb1ab7fa822ed253ab0ad9aa18d77257c88b29b718e")
+            .expect("key");
+        (0..n)
+            .map(|i| {
+                EventBuilder::new(Kind::TextNote, format!("{i}"))
+                    .finalize(&keys)
+                    .expect("signed")
+            })
+            .collect()
+    }
+
+    /// Runs `f` with only `allowed` thread spawns granted to this thread, as an OS running
+    /// out of threads would.
+    fn with_spawns_allowed<R>(allowed: usize, f: impl FnOnce() -> R) -> R {
+        struct Reset;
+        impl Drop for Reset {
+            fn drop(&mut self) {
+                SPAWNS_ALLOWED.with(|a| a.set(usize::MAX));
+            }
+        }
+        SPAWNS_ALLOWED.with(|a| a.set(allowed));
+        let _reset = Reset;
+        f()
+    }
+
+    #[test]
+    fn refused_threads_never_panic_the_constructor() {
+        type Service = IngestService<::nostr::event::Event>;
+        let config = IngestConfig::default()
+            .workers(3)
+            .latency_budget(Duration::from_millis(1));
+        let events = signed_events(20);
+        // No timer, or a timer but no worker: `try_new` says so.
+        assert!(with_spawns_allowed(0, || Service::try_new(config.clone())).is_err());
+        assert!(with_spawns_allowed(1, || Service::try_new(config.clone())).is_err());
+
+        // `new` returns a closed service: every event comes back unchecked.
+        let closed = with_spawns_allowed(1, || Service::new(config.clone()));
+        assert_eq!(closed.stats().workers, 0);
+        rt().block_on(async {
+            match closed.source().enqueue(events[0].clone()).await {
+                Err(IngestError::Closed(e)) => assert_eq!(e, events[0]),
+                other => panic!("expected Closed, got {:?}", other.map(|_| ())),
+            }
+            assert_eq!(closed.shutdown().await.answered, 0);
+        });
+
+        // The timer and one of three workers: the service runs with one.
+        let one = with_spawns_allowed(2, || Service::try_new(config.clone())).expect("a worker");
+        assert_eq!(one.stats().workers, 1);
+        rt().block_on(async {
+            let source = one.source();
+            let mut tickets = Vec::new();
+            for e in &events {
+                tickets.push(source.enqueue(e.clone()).await.expect("open"));
+            }
+            source.flush();
+            for t in tickets {
+                assert_eq!(t.await.expect("verdict").verdict, Verdict::Valid);
+            }
+            drop(source);
+            assert_eq!(one.shutdown().await.answered, 20);
+        });
     }
 }
