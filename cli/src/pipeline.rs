@@ -269,7 +269,7 @@ where
     run_with_budget(inputs, opts, &budget, on_record)
 }
 
-/// [`run`] drawing on a budget shared with others (`ingest` shares it with the database saver);
+/// [`run`] drawing on a budget the caller provides (and may share with other holders);
 /// `opts.max_in_flight_bytes` is not used.
 ///
 /// # Errors

@@ -1004,6 +1004,24 @@ fn ingest_then_count_round_trips() {
     assert_eq!(int(&j, "invalid_id"), invalid);
     assert_eq!(db_counts(&j), (stored, expired, 0));
     assert_eq!(int(&j["db"], "expired"), expired);
+    // A budget below one chunk of text (and a few events for the saver's half) still makes
+    // progress, a chunk and a few saves at a time, with the same result.
+    let tiny = tmp.path("tiny-budget-db");
+    let out = run(
+        &[
+            "ingest",
+            "--json",
+            "--max-in-flight-bytes",
+            "64K",
+            "--db",
+            s(&tiny),
+        ],
+        Some(subset.as_bytes()),
+    );
+    assert_eq!(code(&out), 1);
+    let tiny_j = last_json(&out);
+    assert_eq!(db_counts(&tiny_j), db_counts(&j));
+    assert_eq!(int(&tiny_j, "valid"), int(&j, "valid"));
     let out = run(&["count", "--json", "--db", s(&db)], None);
     assert_eq!(code(&out), 0);
     let c = last_json(&out);
