@@ -8,8 +8,10 @@
 //! order.
 //!
 //! Events waiting for, or in, a `save_event` call hold their size (estimated by
-//! [`event_bytes`]) of the [`Budget`] shared with the check pipeline, so a dump of large events
-//! cannot pile up in the queue: the number of calls in flight is a cap, the bytes are the bound.
+//! [`event_bytes`]) of a [`Budget`], so a dump of large events cannot pile up in the queue: the
+//! number of calls in flight is a cap, the bytes are the bound. The binary gives the saver its
+//! own half of `--max-in-flight-bytes`: sharing one pool with the check pipeline would let the
+//! reader's chunks fill it and leave the saver one event (one write transaction) at a time.
 //!
 //! The database's own rules decide what is stored (`SaveEventStatus`): already stored, deleted
 //! (NIP-09), replaced by a newer replaceable/addressable event, ephemeral, vanished (NIP-62),

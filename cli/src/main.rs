@@ -207,9 +207,17 @@ fn check_or_ingest(db: Option<&Path>, args: CheckArgs) -> ExitCode {
         (Ok(r), Ok(v)) => (r, v),
         (Err(e), _) | (_, Err(e)) => return fail(format!("cannot create output file: {e}")),
     };
-    let budget = Arc::new(Budget::new(args.max_in_flight_bytes));
+    // `ingest` splits the budget: half for the check pipeline, half for the events queued for
+    // the database. Sharing one pool would let the reader's chunks fill it and leave the saver one
+    // event at a time, one write transaction per event.
+    let total = args.max_in_flight_bytes;
+    let (check_bytes, save_bytes) = match db {
+        Some(_) => (total / 2, total - total / 2),
+        None => (total, 0),
+    };
+    let budget = Arc::new(Budget::new(check_bytes));
     let mut saver = match db {
-        Some(dir) => match Saver::open(dir, budget.clone()) {
+        Some(dir) => match Saver::open(dir, Arc::new(Budget::new(save_bytes))) {
             Ok(s) => Some(s),
             Err(e) => return fail(e),
         },

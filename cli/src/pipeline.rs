@@ -39,7 +39,7 @@ use std::io;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::{self, JoinHandle};
 use std::time::Instant;
 
@@ -269,7 +269,7 @@ where
     run_with_budget(inputs, opts, &budget, on_record)
 }
 
-/// [`run`] drawing on a budget shared with others (`ingest` shares it with the database saver);
+/// [`run`] drawing on a budget the caller provides (and may share with other holders);
 /// `opts.max_in_flight_bytes` is not used.
 ///
 /// # Errors
@@ -301,51 +301,64 @@ where
     };
     let mut spawns = Spawner::new(opts);
 
-    let (chunk_tx, chunk_rx) = mpsc::sync_channel::<Chunk>(opts.threads);
-    let chunk_rx = Arc::new(Mutex::new(chunk_rx));
     let (done_tx, done_rx) = mpsc::channel::<Done>();
-    // The inputs reach the reader through a channel, so a refused spawn does not lose them.
-    let (inputs_tx, inputs_rx) = mpsc::channel::<Vec<Input>>();
+    // The inputs (and the workers to hand chunks to) reach the reader through a channel, so a
+    // refused spawn does not lose them.
+    let (inputs_tx, inputs_rx) = mpsc::channel::<(Vec<Input>, Dispatch)>();
     // Set when the callback failed: the reader stops at its next line.
     let stop = Arc::new(AtomicBool::new(false));
     let reader = {
         let (reader_opts, budget, stop) = (opts.clone(), budget.clone(), stop.clone());
         spawns
             .spawn("nostr-verify-reader".to_string(), move || {
-                let Ok(inputs) = inputs_rx.recv() else {
+                let Ok((inputs, dispatch)) = inputs_rx.recv() else {
                     return Vec::new();
                 };
                 read_all(inputs, &reader_opts, &budget, &stop, |chunk| {
-                    chunk_tx.send(chunk).is_ok()
+                    dispatch.send(chunk)
                 })
             })
             .ok()
     };
+    let idle = Arc::new(IdleWorkers::default());
+    let mut dispatch = Dispatch {
+        senders: Vec::with_capacity(opts.threads),
+        idle: idle.clone(),
+    };
     let mut workers: Vec<JoinHandle<()>> = Vec::with_capacity(opts.threads);
     if reader.is_some() {
         for i in 0..opts.threads {
-            let (rx, tx, hooks, budget) = (
-                chunk_rx.clone(),
+            let (chunk_tx, chunk_rx) = mpsc::channel::<Chunk>();
+            let (tx, hooks, budget, worker_idle) = (
                 done_tx.clone(),
                 Hooks::of(opts),
                 budget.clone(),
+                idle.clone(),
             );
+            let id = dispatch.senders.len();
             match spawns.spawn(format!("nostr-verify-worker-{i}"), move || {
-                work(&rx, &tx, &budget, &hooks)
+                work(id, &worker_idle, &chunk_rx, &tx, &budget, &hooks)
             }) {
-                Ok(h) => workers.push(h),
+                Ok(h) => {
+                    idle.started();
+                    dispatch.senders.push(chunk_tx);
+                    workers.push(h);
+                }
                 Err(_) => break,
             }
         }
     }
-    // Only the workers hold the chunk receiver and the result sender from here on, so each side
-    // sees the other hang up (a callback error must not leave the reader blocked on a send).
-    drop(chunk_rx);
+    // Only the workers hold result senders from here on, and only the reader (through
+    // `dispatch`) chunk senders, so each side sees the other hang up.
     drop(done_tx);
     let reader = match reader {
         Some(r) if workers.is_empty() => {
             // A reader without workers: it gets no inputs and returns at once.
-            let _ = inputs_tx.send(Vec::new());
+            let none = Dispatch {
+                senders: Vec::new(),
+                idle: idle.clone(),
+            };
+            let _ = inputs_tx.send((Vec::new(), none));
             let _ = r.join();
             None
         }
@@ -355,7 +368,7 @@ where
     let (io_errors, threads) = match reader {
         Some(reader) => {
             // The reader thread holds its receiver until it returns.
-            let _ = inputs_tx.send(inputs);
+            let _ = inputs_tx.send((inputs, dispatch));
             // After a callback error, the chunks still coming are only given back to the budget
             // (the reader may be waiting for it) until the reader has seen `stop`.
             for done in done_rx.iter() {
@@ -663,21 +676,97 @@ fn push_blank(chunk: &mut Chunk, no: u64, count: u64) {
     }
 }
 
-/// A worker thread: parses and verifies chunks until the reader is done.
+/// Hands each chunk to the worker that became idle last. When long lines keep only a few chunks
+/// in flight, the same few workers then do all the work, and only their allocator arenas grow
+/// (glibc keeps freed memory per thread); with a first-come queue every worker would take its
+/// turn and keep a long line's worth of memory.
+struct Dispatch {
+    senders: Vec<mpsc::Sender<Chunk>>,
+    idle: Arc<IdleWorkers>,
+}
+
+impl Dispatch {
+    /// Waits for an idle worker and gives it the chunk; false when no worker is left.
+    fn send(&self, chunk: Chunk) -> bool {
+        self.idle
+            .pop()
+            .and_then(|id| self.senders.get(id))
+            .is_some_and(|tx| tx.send(chunk).is_ok())
+    }
+}
+
+#[derive(Default)]
+struct IdleWorkers {
+    state: Mutex<IdleState>,
+    changed: Condvar,
+}
+
+#[derive(Default)]
+struct IdleState {
+    /// Idle workers, the most recently idle last.
+    idle: Vec<usize>,
+    /// Workers started and not yet returned.
+    alive: usize,
+}
+
+impl IdleWorkers {
+    fn lock(&self) -> MutexGuard<'_, IdleState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn started(&self) {
+        self.lock().alive += 1;
+    }
+
+    fn push(&self, id: usize) {
+        self.lock().idle.push(id);
+        self.changed.notify_all();
+    }
+
+    fn gone(&self) {
+        let mut s = self.lock();
+        s.alive = s.alive.saturating_sub(1);
+        drop(s);
+        self.changed.notify_all();
+    }
+
+    /// The most recently idle worker, waiting for one; `None` when every worker has returned.
+    fn pop(&self) -> Option<usize> {
+        let mut s = self.lock();
+        loop {
+            if let Some(id) = s.idle.pop() {
+                return Some(id);
+            }
+            if s.alive == 0 {
+                return None;
+            }
+            s = self.changed.wait(s).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+}
+
+/// Tells the dispatcher that a worker returned, however it returned.
+struct Gone<'a>(&'a IdleWorkers);
+
+impl Drop for Gone<'_> {
+    fn drop(&mut self) {
+        self.0.gone();
+    }
+}
+
+/// A worker thread: parses and verifies the chunks handed to it until the reader is done.
 fn work(
-    chunks: &Mutex<Receiver<Chunk>>,
+    id: usize,
+    idle: &IdleWorkers,
+    chunks: &Receiver<Chunk>,
     done: &mpsc::Sender<Done>,
     budget: &Budget,
     hooks: &Hooks,
 ) {
+    let _gone = Gone(idle);
     loop {
-        let next = {
-            let rx = chunks
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
-            rx.recv()
-        };
-        let Ok(mut chunk) = next else { return };
+        idle.push(id);
+        let Ok(mut chunk) = chunks.recv() else { return };
         let outcomes = process(&mut chunk, budget, hooks);
         if let Err(mpsc::SendError(unsent)) = done.send(Done { chunk, outcomes }) {
             budget.release(Account::Chunks, unsent.chunk.held);

@@ -569,15 +569,15 @@ fn memory_stays_within_the_in_flight_budget() {
     let bound = (2 * budget + 32 * MIB) as u64;
     // Every line is a well-formed event with a wrong id, so each is decoded (a content string
     // as long as the line) and hashed. 15 MiB lines under a 16 MiB cap (the former default):
-    // with a fixed number of chunks per thread in flight, 4 threads went well past the bound.
-    // 15 MiB lines under the default cap are rejected unread; lines just under the default cap
-    // are all checked. Few threads: the C allocator keeps freed memory per thread (docs/cli.md),
-    // which this bound does not cover.
+    // with a fixed number of chunks per thread in flight, and every worker taking its turn (the
+    // C allocator keeps freed memory per thread), 16 threads went far past the bound. 15 MiB
+    // lines under the default cap are rejected unread; lines just under the default cap are all
+    // checked.
     for (args, len, count, too_long) in [
         (
-            &["--threads", "4", "--max-line-bytes", "16777216"][..],
+            &["--threads", "16", "--max-line-bytes", "16777216"][..],
             15 * MIB,
-            24,
+            32,
             0,
         ),
         (&["--threads", "4"], 15 * MIB, 24, 24),
@@ -1004,6 +1004,24 @@ fn ingest_then_count_round_trips() {
     assert_eq!(int(&j, "invalid_id"), invalid);
     assert_eq!(db_counts(&j), (stored, expired, 0));
     assert_eq!(int(&j["db"], "expired"), expired);
+    // A budget below one chunk of text (and a few events for the saver's half) still makes
+    // progress, a chunk and a few saves at a time, with the same result.
+    let tiny = tmp.path("tiny-budget-db");
+    let out = run(
+        &[
+            "ingest",
+            "--json",
+            "--max-in-flight-bytes",
+            "64K",
+            "--db",
+            s(&tiny),
+        ],
+        Some(subset.as_bytes()),
+    );
+    assert_eq!(code(&out), 1);
+    let tiny_j = last_json(&out);
+    assert_eq!(db_counts(&tiny_j), db_counts(&j));
+    assert_eq!(int(&tiny_j, "valid"), int(&j, "valid"));
     let out = run(&["count", "--json", "--db", s(&db)], None);
     assert_eq!(code(&out), 0);
     let c = last_json(&out);
