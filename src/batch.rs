@@ -64,7 +64,7 @@ use secp256k1::{PublicKey, XOnlyPublicKey};
 use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 
 /// Below this many signatures, [`Verifier::verify_batch`] checks signatures one at a time
-/// with libsecp256k1 (measured: see `docs/msm-sweep.md`).
+/// with libsecp256k1 (measured: see `docs/benchmarks.md#smallest-batch-min_batch`).
 pub const MIN_BATCH: usize = 4;
 
 /// Narrowing checks nodes of at most this many signatures one at a time.
