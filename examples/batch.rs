@@ -307,18 +307,9 @@ fn main() {
     let all: Vec<&mut Case> = cases
         .iter_mut()
         .chain(portable_cases.iter_mut())
-        .chain([
-            &mut one_bad,
-            &mut all_bad,
-            &mut all_bad_d,
-        ])
+        .chain([&mut one_bad, &mut all_bad, &mut all_bad_d])
         .chain(sprinkled.iter_mut().map(|(_, c)| c))
-        .chain([
-            &mut cache,
-            &mut two_d,
-            &mut two_8,
-            &mut two_4k,
-        ])
+        .chain([&mut cache, &mut two_d, &mut two_8, &mut two_4k])
         .collect();
     let count = all.len();
     for (i, c) in all.into_iter().enumerate() {
