@@ -97,7 +97,7 @@ pub(crate) const BUDGET_PER_SIG: u64 = SINGLE / 4;
 
 /// At most this many signatures are sampled one at a time when a batch equation fails (see
 /// [`Verifier::settle`]).
-pub(crate) const SAMPLES_MAX: usize = 64;
+pub(crate) const SAMPLES_MAX: usize = 96;
 
 /// The tag of the weight derivation.
 const WEIGHTS_TAG: &[u8] = b"nostr-verify/batch-weights";
@@ -1022,8 +1022,9 @@ impl Verifier {
     /// and the equation runs over the rest. Otherwise this costs one single check per batch.
     ///
     /// When the equation fails, a few signatures drawn with the weights are checked one at a
-    /// time (about one per four single checks' worth of the failed equation, at most
-    /// [`SAMPLES_MAX`]): two or more invalid ones among them mean invalid signatures are
+    /// time (about one per four single checks' worth of the failed equation, twice that if
+    /// the first draw found exactly one invalid, at most [`SAMPLES_MAX`] in all): two or more
+    /// invalid ones among them mean invalid signatures are
     /// dense (one in 16 or more, most likely), and the rest is checked one at a time, where
     /// narrowing would pay for equations on top. Otherwise the rest is put in an order secret
     /// to the submitter ([`Verifier::shuffle`]) and narrowed ([`Verifier::narrow`]) within a
@@ -1068,17 +1069,25 @@ impl Verifier {
         // Sample: check signatures drawn with the weights one at a time, about one per four
         // single checks the failed equation cost (so the sample costs a small part of it).
         // Two or more invalid among them: failures are dense, and narrowing would only add
-        // equations to the single checks; check the rest one at a time.
-        let samples = ((top_cost / SINGLE) as usize / 4)
-            .min(SAMPLES_MAX)
-            .min(m - lo);
+        // equations to the single checks; check the rest one at a time. Exactly one: draw as
+        // many again before deciding (one in a sample is what both a lone invalid signature,
+        // rarely, and a density near one in the sample size, often, give).
+        let stage = ((top_cost / SINGLE) as usize / 4).min(SAMPLES_MAX / 2);
+        let mut samples = 0;
         let mut invalid = 0;
-        for i in 0..samples {
-            let pick = lo + i + ((self.work.prep[lo + i].a >> 64) as usize) % (m - lo - i);
-            self.work.prep.swap(lo + i, pick);
-            let v = self.single(sigs, lo + i);
-            ok[self.work.prep[lo + i].idx as usize] = v;
-            invalid += usize::from(!v);
+        for round in 0..2 {
+            if round == 1 && invalid != 1 {
+                break;
+            }
+            let end = (samples + stage).min(m - lo);
+            for i in samples..end {
+                let pick = lo + i + ((self.work.prep[lo + i].a >> 64) as usize) % (m - lo - i);
+                self.work.prep.swap(lo + i, pick);
+                let v = self.single(sigs, lo + i);
+                ok[self.work.prep[lo + i].idx as usize] = v;
+                invalid += usize::from(!v);
+            }
+            samples = end;
         }
         let lo = lo + samples;
         if invalid >= 2 {
