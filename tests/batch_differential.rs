@@ -602,9 +602,10 @@ fn delta(a: Stats, b: Stats) -> Stats {
 fn narrowing_budget_under_sprinkled_attack() {
     // One signature in 5, 8 or 16 invalid, spread evenly: every narrowing node fails down to
     // the leaves. The sample taken after the failed equation, or else the work budget, stops
-    // the equations early and checks the rest one at a time: a few dozen equations at most
+    // the equations early and checks the rest one at a time: at most a few dozen equations
     // and about one single check per signature, where unbounded narrowing evaluates an
-    // equation for nearly every node (hundreds).
+    // equation for most nodes (100 to 250 here; the unit test
+    // `budget_stops_narrowing_under_sprinkled_failures` pins that down with fixed secrets).
     let mut r = sigs::rng(20);
     let mut v = Verifier::new();
     let n = 1024;
@@ -622,7 +623,7 @@ fn narrowing_budget_under_sprinkled_attack() {
             let d = delta(before, v.stats());
             let what = format!("1 in {every}, {keys:?}: {d:?}");
             assert!(d.budget_exhausted <= 1, "{what}");
-            assert!(d.batches <= 60, "{what}");
+            assert!(d.batches <= 100, "{what}");
             assert!(d.single_checked <= n as u64 + 2, "{what}");
         }
     }
@@ -636,7 +637,8 @@ fn narrowing_budget_under_sprinkled_attack() {
             check(&mut v, &b, &format!("one invalid, {keys:?}"));
             let d = delta(before, v.stats());
             assert_eq!(d.budget_exhausted, 0, "{keys:?}: {d:?}");
-            assert!(d.single_checked <= 40, "{keys:?}: {d:?}");
+            // The sample after the failed equation (at most 96) and a few leaves.
+            assert!(d.single_checked <= 96 + 40, "{keys:?}: {d:?}");
         }
     }
 }
