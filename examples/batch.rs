@@ -129,21 +129,21 @@ fn run(case: &mut Case, v: &mut Verifier, b: &[Owned], expect_all: bool) {
 /// being `CARGO_TARGET_DIR` when set), so that a run never rewrites the tracked reference.
 fn out_path() -> std::path::PathBuf {
     let mut args = std::env::args().skip(1);
-    while let Some(a) = args.next() {
-        if a == "--out" {
-            match args.next() {
-                Some(p) => return p.into(),
-                None => {
-                    eprintln!("--out needs a path");
-                    std::process::exit(2);
-                }
+    if let Some(a) = args.next() {
+        let path = match a.strip_prefix("--out=") {
+            Some(p) => Some(p.to_owned()),
+            None if a == "--out" => args.next(),
+            None => {
+                eprintln!("unknown argument {a:?} (usage: batch [--out PATH])");
+                std::process::exit(2);
             }
-        } else if let Some(p) = a.strip_prefix("--out=") {
-            return p.into();
-        } else {
-            eprintln!("unknown argument {a:?} (usage: batch [--out PATH])");
-            std::process::exit(2);
+        };
+        match (path, args.next()) {
+            (Some(p), None) => return p.into(),
+            (None, _) => eprintln!("--out needs a path"),
+            (Some(_), Some(extra)) => eprintln!("unexpected argument {extra:?}"),
         }
+        std::process::exit(2);
     }
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(std::path::PathBuf::from)
