@@ -42,14 +42,16 @@
 //! invalid signatures costs about what one-at-a-time verification costs.
 //! Every `false` verdict from the equation path is therefore libsecp256k1's own.
 //!
-//! Narrowing works on an order the submitter cannot predict (key groups and the signatures
-//! within them sorted by weight), and within a work budget: it keeps an account of the
-//! estimated cost of its equations less the single checks saved by those that held, and once
-//! the next equation would take the account past a fifth of a single check per signature,
-//! it checks every open signature one at a time. Invalid signatures sprinkled through a batch
-//! (which make every node fail) then cost at most the failed batch equation plus 20 % over
-//! one-at-a-time checking, while a lone invalid signature, whose halves hold, never nears
-//! the limit.
+//! When the equation fails, a few signatures drawn with the weights are checked one at a time
+//! first: two or more invalid among them mean dense failures, and the rest goes one at a
+//! time. Otherwise narrowing works on an order the submitter cannot predict (key groups and
+//! the signatures within them sorted by weight), and within a work budget: it keeps an
+//! account of the estimated cost of its equations less the single checks saved by those that
+//! held, and once the next equation would take the account past a quarter of a single check
+//! per signature, it checks every open signature one at a time. Invalid signatures sprinkled
+//! through a batch (which make every node fail) then cost at most the failed batch equation
+//! plus 25 % over one-at-a-time checking, while one or two invalid signatures, whose sibling
+//! halves hold, stay clear of the limit.
 //!
 //! Per-signature pre-checks (`r ≥ p`, `s ≥ n`, `r` not an x coordinate, key not an x
 //! coordinate) give `false` for that signature alone, without failing the batch; they are the
