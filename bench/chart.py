@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
-"""Draws the batch benchmark charts from bench/results.json.
+"""Draws the batch benchmark charts from a results.json of `examples/batch.rs`.
 
-Run `cargo run --release --example batch` first (it writes bench/results.json), then
-`python3 bench/chart.py`. Writes bench/ratio.png (speed-up over libsecp256k1 one at a time
-per batch size and key distribution) and bench/us_per_sig.png (microseconds per signature).
+Usage: `python3 bench/chart.py [PATH]`. Without PATH it reads the latest run,
+`target/bench/results.json` (under `$CARGO_TARGET_DIR` when that is set), if there is one,
+else the committed reference `bench/results.json`. Run `cargo run --release --example batch`
+first to make a fresh one. Writes ratio.png (speed-up over libsecp256k1 one at a time per
+batch size and key distribution) and us_per_sig.png (microseconds per signature) beside the
+JSON file it read.
 Needs matplotlib (`pip install matplotlib` or `apt-get install python3-matplotlib`).
 """
 import json
@@ -11,10 +14,21 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def default_path():
+    """The latest run if there is one, else the committed reference."""
+    target = os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target")
+    latest = os.path.join(target, "bench", "results.json")
+    return latest if os.path.isfile(latest) else os.path.join(HERE, "results.json")
 
 
 def main():
-    path = os.path.join(HERE, "results.json")
+    if len(sys.argv) > 2 or (len(sys.argv) == 2 and sys.argv[1] in ("-h", "--help")):
+        sys.exit("usage: python3 bench/chart.py [PATH to results.json]")
+    path = sys.argv[1] if len(sys.argv) == 2 else default_path()
+    print(f"reading {path}")
     try:
         with open(path) as f:
             data = json.load(f)
@@ -57,7 +71,7 @@ def main():
         ax.set_title(title, fontsize=9)
         ax.legend()
         fig.tight_layout()
-        out = os.path.join(HERE, fname)
+        out = os.path.join(os.path.dirname(os.path.abspath(path)), fname)
         fig.savefig(out, dpi=120)
         print(f"wrote {out}")
 

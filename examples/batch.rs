@@ -4,15 +4,22 @@
 //! for batch sizes 16, 64, 256, 1024 and keys all distinct / 8 / 1 prints microseconds per
 //! signature (median of 21 rounds, thread CPU time) for libsecp256k1 parse + verify one at a
 //! time (what `nostr::Event::verify` does) and for `Verifier::verify_batch`, and their ratio.
-//! Also: the single-signature gain of the key cache, and batches with one / all signatures
-//! invalid; and the throughput of `verify_batch_two_threads` against `verify_batch` (wall clock,
-//! four fresh batches back to back per round, after an untimed warm-up batch in the same mode).
-//! Writes `bench/results.json` (draw it with `python3 bench/chart.py`).
+//! Also: the single-signature gain of the key cache; batches with one / all signatures invalid,
+//! and 1024 distinct keys with one signature in 5, 8 or 16 invalid (sprinkled evenly, the
+//! pattern that makes narrowing most expensive); and the throughput of
+//! `verify_batch_two_threads` against `verify_batch` (wall clock, four fresh batches back to
+//! back per round, after an untimed warm-up batch in the same mode).
+//!
+//! Writes the figures as JSON to `target/bench/results.json` (under `CARGO_TARGET_DIR` when
+//! that is set), or to the path given with `--out PATH`; `python3 bench/chart.py [PATH]` draws
+//! them. `bench/results.json` is the committed reference run that the README and
+//! `docs/benchmarks.md` tables come from; refresh it deliberately with
+//! `--out bench/results.json`.
 //!
 //! When the CPU has a SIMD backend (AVX-512 IFMA), the batch cases run a second time on the
 //! forced portable backend in the same run ("batch, portable backend" rows).
 //!
-//! Options: `ROUNDS=n` (default 21), `NOSTR_VERIFY_BACKEND=portable` to force the portable
+//! Options: `--out PATH`, `ROUNDS=n` (default 21), `NOSTR_VERIFY_BACKEND=portable` to force the portable
 //! backend everywhere. Pin it for steadier numbers: `taskset -c 1 cargo run --release --example batch`.
 
 use nostr_verify::backend::{self, Backend};
@@ -118,7 +125,34 @@ fn run(case: &mut Case, v: &mut Verifier, b: &[Owned], expect_all: bool) {
     case.ours.push((t2 - t1) as f64 / 1e3 / n);
 }
 
+/// Where the JSON goes: `--out PATH`, else `target/bench/results.json` (the target directory
+/// being `CARGO_TARGET_DIR` when set), so that a run never rewrites the tracked reference.
+fn out_path() -> std::path::PathBuf {
+    let mut args = std::env::args().skip(1);
+    if let Some(a) = args.next() {
+        let path = match a.strip_prefix("--out=") {
+            Some(p) => Some(p.to_owned()),
+            None if a == "--out" => args.next(),
+            None => {
+                eprintln!("unknown argument {a:?} (usage: batch [--out PATH])");
+                std::process::exit(2);
+            }
+        };
+        match (path, args.next()) {
+            (Some(p), None) => return p.into(),
+            (None, _) => eprintln!("--out needs a path"),
+            (Some(_), Some(extra)) => eprintln!("unexpected argument {extra:?}"),
+        }
+        std::process::exit(2);
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target"));
+    target.join("bench").join("results.json")
+}
+
 fn main() {
+    let path = out_path();
     let rounds: usize = std::env::var("ROUNDS")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -148,6 +182,14 @@ fn main() {
     let mut one_bad = Case::new("1024, 8 keys, one invalid", 1024, "8 keys");
     let mut all_bad = Case::new("1024, 8 keys, all invalid", 1024, "8 keys");
     let mut all_bad_d = Case::new("1024, distinct, all invalid", 1024, "distinct");
+    // Sprinkled invalid signatures: every k-th of 1024 distinct-key signatures.
+    let mut sprinkled: Vec<(usize, Case)> = [5usize, 8, 16]
+        .into_iter()
+        .map(|k| {
+            let name = format!("1024, distinct, 1 in {k} invalid");
+            (k, Case::new(&name, 1024, "distinct"))
+        })
+        .collect();
     let mut cache = Case::new("single signature, key cache", 1, "1 key");
     // Two threads (wall clock, 4 batches back to back): base = verify_batch, ours =
     // verify_batch_two_threads.
@@ -187,6 +229,13 @@ fn main() {
             o.msg[5] ^= 0x10;
         }
         run(&mut all_bad_d, &mut v, &b, false);
+        for (k, case) in &mut sprinkled {
+            let mut b = make(&mut rng, 1024, 1024);
+            for o in b.iter_mut().skip(round % *k).step_by(*k) {
+                o.msg[7] ^= 0x01;
+            }
+            run(case, &mut v, &b, false);
+        }
         for (case, n, k) in [
             (&mut two_d, 1024usize, 1024usize),
             (&mut two_8, 1024, 8),
@@ -258,15 +307,9 @@ fn main() {
     let all: Vec<&mut Case> = cases
         .iter_mut()
         .chain(portable_cases.iter_mut())
-        .chain([
-            &mut one_bad,
-            &mut all_bad,
-            &mut all_bad_d,
-            &mut cache,
-            &mut two_d,
-            &mut two_8,
-            &mut two_4k,
-        ])
+        .chain([&mut one_bad, &mut all_bad, &mut all_bad_d])
+        .chain(sprinkled.iter_mut().map(|(_, c)| c))
+        .chain([&mut cache, &mut two_d, &mut two_8, &mut two_4k])
         .collect();
     let count = all.len();
     for (i, c) in all.into_iter().enumerate() {
@@ -289,9 +332,11 @@ fn main() {
         );
     }
     json += "  ]\n}\n";
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("bench")
-        .join("results.json");
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            eprintln!("could not create {}: {e}", dir.display());
+        }
+    }
     match std::fs::write(&path, json) {
         Ok(()) => println!("wrote {}", path.display()),
         Err(e) => eprintln!("could not write {}: {e}", path.display()),

@@ -42,6 +42,17 @@
 //! invalid signatures costs about what one-at-a-time verification costs.
 //! Every `false` verdict from the equation path is therefore libsecp256k1's own.
 //!
+//! When the equation fails, a few signatures drawn with the weights are checked one at a time
+//! first: two or more invalid among them mean dense failures, and the rest goes one at a
+//! time. Otherwise narrowing works on an order the submitter cannot predict (key groups and
+//! the signatures within them sorted by weight), and within a work budget: it keeps an
+//! account of the estimated cost of its equations less the single checks saved by those that
+//! held, and once the next equation would take the account past a quarter of a single check
+//! per signature, it checks every open signature one at a time. Invalid signatures sprinkled
+//! through a batch (which make every node fail) then cost at most the failed batch equation
+//! plus 25 % over one-at-a-time checking, while one or two invalid signatures, whose sibling
+//! halves hold, stay clear of the limit.
+//!
 //! Per-signature pre-checks (`r ≥ p`, `s ≥ n`, `r` not an x coordinate, key not an x
 //! coordinate) give `false` for that signature alone, without failing the batch; they are the
 //! same checks libsecp256k1 makes, in BIP-340's order.
@@ -60,11 +71,12 @@ use crate::bip340::{
 };
 use crate::key_cache::{KeyCache, DEFAULT_CAPACITY};
 use crate::msm;
+use crate::spawn::try_spawn_scoped;
 use secp256k1::{PublicKey, XOnlyPublicKey};
 use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 
 /// Below this many signatures, [`Verifier::verify_batch`] checks signatures one at a time
-/// with libsecp256k1 (measured: see `docs/msm-sweep.md`).
+/// with libsecp256k1 (measured: see `docs/benchmarks.md#smallest-batch-min_batch`).
 pub const MIN_BATCH: usize = 4;
 
 /// Narrowing checks nodes of at most this many signatures one at a time.
@@ -76,6 +88,18 @@ pub(crate) const PROBE_FIRST: usize = 128;
 
 /// [`Verifier::verify_batch_two_threads`] splits lifts and MSMs from this many items on.
 pub(crate) const TWO_THREADS_MIN: usize = 256;
+
+/// The unit of narrowing's work budget: one libsecp256k1 check with a cached key.
+pub(crate) const SINGLE: u64 = 1000;
+
+/// Narrowing's budget: its equations may cost at most this much more than the signatures
+/// they accept would have cost one at a time, per signature of the batch, in thousandths of
+/// a single check (a quarter of a single check per signature). See [`Verifier::narrow`].
+pub(crate) const BUDGET_PER_SIG: u64 = SINGLE / 4;
+
+/// At most this many signatures are sampled one at a time when a batch equation fails (see
+/// [`Verifier::settle`]).
+pub(crate) const SAMPLES_MAX: usize = 96;
 
 /// The tag of the weight derivation.
 const WEIGHTS_TAG: &[u8] = b"nostr-verify/batch-weights";
@@ -91,6 +115,9 @@ pub struct Stats {
     pub batch_accepted: u64,
     /// Signatures checked one at a time with libsecp256k1.
     pub single_checked: u64,
+    /// Narrowings that spent their work budget and checked the rest one at a time (see
+    /// [`Verifier::verify_batch`]).
+    pub budget_exhausted: u64,
     /// Key-cache hits.
     pub key_cache_hits: u64,
     /// Key-cache misses.
@@ -234,6 +261,50 @@ struct Work {
     msm: msm::Scratch,
     /// Use two threads for the lifts and the top-level MSM ([`Verifier::verify_batch_two_threads`]).
     two_threads: bool,
+    /// Per key of the batch: its place in narrowing's secret order (see [`Verifier::shuffle`]).
+    key_rank: Vec<u128>,
+    /// Narrowing's work budget (see [`Verifier::narrow`]).
+    budget: Budget,
+}
+
+/// Narrowing's account, in [`SINGLE`]s: the work of its equations (by [`equation_cost`]) less
+/// the single checks saved by the ones that held. One-at-a-time checking of the whole batch
+/// plus `loss` is what narrowing has cost so far.
+#[derive(Clone, Copy, Debug, Default)]
+struct Budget {
+    loss: i64,
+    limit: i64,
+    /// The limit was reached: every signature still open is checked one at a time.
+    exhausted: bool,
+}
+
+/// The estimated cost of a batch equation over `points` MSM points, in thousandths of a single
+/// check (the unit of [`SINGLE`] and [`Budget`]).
+///
+/// From the MSM sweep and the smallest-batch table of `docs/benchmarks.md`: µs per point of
+/// the algorithm the MSM picks, divided by the time of one libsecp256k1 verification with a
+/// cached key, then rounded up. The portable backend's MSM takes about twice as long. The
+/// model only steers when narrowing gives up on equations, so it errs on the high side.
+fn equation_cost(points: usize) -> u64 {
+    // (largest point count, cost per point in thousandths of a single check)
+    const PER_POINT: [(usize, u64); 7] = [
+        (20, 300),
+        (32, 220),
+        (80, 160),
+        (160, 115),
+        (320, 90),
+        (640, 72),
+        (1800, 68),
+    ];
+    let per_point = PER_POINT
+        .iter()
+        .find(|&&(max, _)| points <= max)
+        .map_or(62, |&(_, c)| c);
+    let backend = match backend::selected() {
+        backend::Backend::Portable => 2,
+        _ => 1,
+    };
+    points as u64 * per_point * backend
 }
 
 /// A batch verifier: a cache of lifted keys, the weights' secret, and scratch buffers.
@@ -242,7 +313,9 @@ struct Work {
 /// The key cache holds up to 2,048 valid keys (set-associative, 8 ways, least recently used
 /// evicted within a set, indexed by SipHash under a per-instance random key). Per key it keeps
 /// the lifted point, `λ·P`, and libsecp256k1's parsed key once a single verification needed it.
-#[derive(Debug)]
+///
+/// Its `Debug` output shows the counters and cache sizes, never the weights' secret (nor the
+/// key cache's SipHash key).
 pub struct Verifier {
     secret: [u8; 32],
     counter: u64,
@@ -250,6 +323,20 @@ pub struct Verifier {
     shared: Option<SharedKeyCache>,
     stats: Stats,
     work: Work,
+}
+
+impl core::fmt::Debug for Verifier {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        // The secret decides the weights: whoever knows it (and the counter) can build invalid
+        // batches that pass, so it is never printed.
+        f.debug_struct("Verifier")
+            .field("secret", &"<redacted>")
+            .field("counter", &self.counter)
+            .field("cache", &self.cache)
+            .field("shared", &self.shared)
+            .field("stats", &self.stats)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Default for Verifier {
@@ -532,8 +619,7 @@ impl Verifier {
             return ok.iter().all(|&b| b);
         }
         self.prepare(sigs);
-        let m = self.work.prep.len();
-        self.narrow(sigs, ok, 0, m, false);
+        self.settle(sigs, ok);
         for i in 0..sigs.len() {
             let d = self.work.dup_of[i];
             if d != u32::MAX {
@@ -721,11 +807,14 @@ impl Verifier {
             std::thread::scope(|scope| {
                 let (digest_tx, digest_rx) = std::sync::mpsc::sync_channel::<[u8; 32]>(1);
                 let (seed_tx, seed_rx) = std::sync::mpsc::sync_channel::<[u8; 32]>(1);
-                let h = scope.spawn(move || {
+                // The OS may refuse a thread: then everything is done below, on this one.
+                let Some(h) = try_spawn_scoped(scope, move || {
                     digest_tx.send(stage(prep1, xs1, ys1, ok1, sigs)).ok()?;
                     weigh(prep1, &recv_spinning(&seed_rx)?, half);
                     Some(())
-                });
+                }) else {
+                    return false;
+                };
                 let d0 = stage(prep0, xs0, ys0, ok0, sigs);
                 let staged = recv_spinning(&digest_rx).map(|d1| {
                     let seed = seed_of(&d0, &d1);
@@ -737,8 +826,9 @@ impl Verifier {
                 staged == Some(true) && weighed
             })
         };
-        // One thread; or the helper failed, which cannot happen short of a bug, and then
-        // everything is redone here (staging is idempotent, weighing overwrites).
+        // One thread; or no helper thread could be started; or the helper failed, which cannot
+        // happen short of a bug, and then everything is redone here (staging is idempotent,
+        // weighing overwrites).
         if !helped {
             let (xs0, xs1) = w.xs.split_at_mut(half);
             let (ys0, ys1) = w.ys.split_at_mut(half);
@@ -791,25 +881,35 @@ impl Verifier {
         unique
     }
 
-    /// The batch equation over `prep[lo..hi]`: true when it holds.
+    /// The batch equation over `prep[lo..hi]`: true when it holds. A key of the range without
+    /// its point (which `prepare` never leaves) fails it closed: `false`, and narrowing and
+    /// libsecp256k1 decide.
     fn equation(&mut self, lo: usize, hi: usize) -> bool {
+        self.equation_terms(lo, hi) && self.equation_holds(lo, hi)
+    }
+
+    /// Puts the terms of the batch equation over `prep[lo..hi]` into `work.points` and
+    /// `work.scalars`. `false` (terms incomplete) when a key has no point.
+    fn equation_terms(&mut self, lo: usize, hi: usize) -> bool {
         let w = &mut self.work;
         w.points.clear();
         w.scalars.clear();
         let mut g = Scalar::ZERO;
         let mut key_sum = Scalar::ZERO;
         let mut cur_key = u32::MAX;
+        let mut complete = true;
+        // −(Σ aᵢ·eᵢ)·P, GLV-split: (±k1)·P + (±k2)·(λ·P). `false` when the key has no point.
         let flush = |key: u32,
                      sum: &Scalar,
                      keys: &[BatchKey],
                      pts: &mut Vec<AffinePoint>,
-                     ks: &mut Vec<u128>| {
+                     ks: &mut Vec<u128>|
+         -> bool {
             if key == u32::MAX {
-                return;
+                return true;
             }
-            // −(Σ aᵢ·eᵢ)·P, GLV-split: (±k1)·P + (±k2)·(λ·P).
             let Some(c) = keys[key as usize].point else {
-                return;
+                return false;
             };
             let split = sum.negate().split_lambda();
             pts.push(if split.k1_neg { c.p.neg() } else { c.p });
@@ -820,6 +920,7 @@ impl Verifier {
                 c.lambda_p
             });
             ks.push(split.k2);
+            true
         };
         for p in &w.prep[lo..hi] {
             // (Σ aᵢ·sᵢ)·G
@@ -828,22 +929,72 @@ impl Verifier {
             w.points.push(p.neg_r);
             w.scalars.push(p.a);
             if p.key != cur_key {
-                flush(cur_key, &key_sum, &w.keys, &mut w.points, &mut w.scalars);
+                complete &= flush(cur_key, &key_sum, &w.keys, &mut w.points, &mut w.scalars);
                 cur_key = p.key;
                 key_sum = Scalar::ZERO;
             }
             key_sum = key_sum.add(&p.a_e);
         }
-        flush(cur_key, &key_sum, &w.keys, &mut w.points, &mut w.scalars);
+        complete &= flush(cur_key, &key_sum, &w.keys, &mut w.points, &mut w.scalars);
         let (g_lo, g_hi) = split_128(&g);
         w.points.push(AffinePoint::GENERATOR);
         w.scalars.push(g_lo);
         w.points.push(*g128());
         w.scalars.push(g_hi);
+        complete
+    }
+
+    /// Runs the MSM over the terms [`Verifier::equation_terms`] made for `prep[lo..hi]`.
+    fn equation_holds(&mut self, lo: usize, hi: usize) -> bool {
+        let w = &mut self.work;
         if w.two_threads && lo == 0 && hi == w.prep.len() && w.points.len() >= TWO_THREADS_MIN {
             msm::msm_two_threads_vartime(&w.points, &w.scalars, &mut w.msm).is_infinity()
         } else {
             msm::msm_vartime(&w.points, &w.scalars, &mut w.msm).is_infinity()
+        }
+    }
+
+    /// The batch equation over `prep[lo..hi]` within narrowing's budget: `None` (and the
+    /// budget marked exhausted) when its estimated cost would take the account past the limit,
+    /// else whether it holds. Signatures it accepts get `true` in `ok`.
+    fn equation_budgeted(&mut self, ok: &mut [bool], lo: usize, hi: usize) -> Option<bool> {
+        if self.work.budget.exhausted {
+            return None;
+        }
+        if !self.equation_terms(lo, hi) {
+            return Some(false);
+        }
+        let cost = equation_cost(self.work.points.len()) as i64;
+        let b = &mut self.work.budget;
+        if b.loss.saturating_add(cost) > b.limit {
+            b.exhausted = true;
+            self.stats.budget_exhausted += 1;
+            return None;
+        }
+        b.loss += cost;
+        self.stats.batches += 1;
+        if !self.equation_holds(lo, hi) {
+            return Some(false);
+        }
+        let m = (hi - lo) as i64;
+        self.work.budget.loss -= m * SINGLE as i64;
+        self.accept(ok, lo, hi);
+        Some(true)
+    }
+
+    /// Records that the equation over `prep[lo..hi]` held: all of them valid.
+    fn accept(&mut self, ok: &mut [bool], lo: usize, hi: usize) {
+        self.stats.batches_held += 1;
+        self.stats.batch_accepted += (hi - lo) as u64;
+        for p in &self.work.prep[lo..hi] {
+            ok[p.idx as usize] = true;
+        }
+    }
+
+    /// libsecp256k1's verdicts on `prep[lo..hi]`, one at a time.
+    fn singles(&mut self, sigs: &[SigRef<'_>], ok: &mut [bool], lo: usize, hi: usize) {
+        for j in lo..hi {
+            ok[self.work.prep[j].idx as usize] = self.single(sigs, j);
         }
     }
 
@@ -863,26 +1014,31 @@ impl Verifier {
         }
     }
 
-    /// Finds the verdicts of `prep[lo..hi]`; `failed` says the equation is known to fail there.
-    fn narrow(&mut self, sigs: &[SigRef<'_>], ok: &mut [bool], lo: usize, hi: usize, failed: bool) {
-        let m = hi - lo;
+    /// Finds the verdicts of all of `prep`: the batch equation, and narrowing if it fails.
+    ///
+    /// A batch of [`PROBE_FIRST`] or more first has one signature (picked by the weights)
+    /// checked with libsecp256k1. If it is invalid, a second one elsewhere is checked: if that
+    /// is invalid too, failures are likely dense (a flood of bad signatures) and everything is
+    /// checked one at a time instead of paying for the equation too. If the second is valid,
+    /// the first may have been the batch's only bad signature (a 1-in-m draw): it is set aside
+    /// and the equation runs over the rest. Otherwise this costs one single check per batch.
+    ///
+    /// When the equation fails, a few signatures drawn with the weights are checked one at a
+    /// time (about one per four single checks' worth of the failed equation, twice that if
+    /// the first draw found exactly one invalid, at most [`SAMPLES_MAX`] in all): two or more
+    /// invalid ones among them mean invalid signatures are
+    /// dense (one in 16 or more, most likely), and the rest is checked one at a time, where
+    /// narrowing would pay for equations on top. Otherwise the rest is put in an order secret
+    /// to the submitter ([`Verifier::shuffle`]) and narrowed ([`Verifier::narrow`]) within a
+    /// work budget of [`BUDGET_PER_SIG`] per signature; with one invalid sample, one equation
+    /// over the rest first checks whether it was the only one.
+    fn settle(&mut self, sigs: &[SigRef<'_>], ok: &mut [bool]) {
+        let m = self.work.prep.len();
         if m == 0 {
             return;
         }
-        if m <= LEAF && (failed || lo != 0 || hi != self.work.prep.len()) {
-            for j in lo..hi {
-                ok[self.work.prep[j].idx as usize] = self.single(sigs, j);
-            }
-            return;
-        }
-        if !failed && lo == 0 && hi == self.work.prep.len() && m >= PROBE_FIRST {
-            // A large batch: check one signature (picked by the weights) with libsecp256k1
-            // before the equation. If it is invalid, check a second one elsewhere: if that is
-            // invalid too, failures are likely dense (a flood of bad signatures), so check
-            // everything one at a time instead of paying for the equation too. If the second
-            // is valid, the first may have been the batch's only bad signature (a 1-in-m
-            // draw): set it aside and go on with the rest. Otherwise this costs one single
-            // check per batch.
+        let mut lo = 0;
+        if m >= PROBE_FIRST {
             let probe = (self.work.prep[m / 2].a as usize) % m;
             let v = self.single(sigs, probe);
             ok[self.work.prep[probe].idx as usize] = v;
@@ -890,26 +1046,127 @@ impl Verifier {
                 let second = (probe + 1 + (self.work.prep[m / 4].a as usize) % (m - 1)) % m;
                 let v2 = self.single(sigs, second);
                 ok[self.work.prep[second].idx as usize] = v2;
-                if v2 {
-                    self.work.prep.swap(0, probe);
-                    self.narrow(sigs, ok, 1, m, false);
+                if !v2 {
+                    for j in (0..m).filter(|&j| j != probe && j != second) {
+                        ok[self.work.prep[j].idx as usize] = self.single(sigs, j);
+                    }
                     return;
                 }
-                for j in (0..m).filter(|&j| j != probe && j != second) {
-                    ok[self.work.prep[j].idx as usize] = self.single(sigs, j);
-                }
-                return;
+                self.work.prep.swap(0, probe);
+                lo = 1;
             }
         }
-        if !failed {
-            self.stats.batches += 1;
-            if self.equation(lo, hi) {
-                self.stats.batches_held += 1;
-                self.stats.batch_accepted += m as u64;
-                for p in &self.work.prep[lo..hi] {
-                    ok[p.idx as usize] = true;
+        self.stats.batches += 1;
+        let complete = self.equation_terms(lo, m);
+        let top_cost = equation_cost(self.work.points.len());
+        if complete && self.equation_holds(lo, m) {
+            self.accept(ok, lo, m);
+            return;
+        }
+        self.work.budget = Budget {
+            loss: 0,
+            limit: (m as u64 * BUDGET_PER_SIG) as i64,
+            exhausted: false,
+        };
+        // Sample: check signatures drawn with the weights one at a time, about one per four
+        // single checks the failed equation cost (so the sample costs a small part of it).
+        // Two or more invalid among them: failures are dense, and narrowing would only add
+        // equations to the single checks; check the rest one at a time. Exactly one: draw as
+        // many again before deciding (one in a sample is what both a lone invalid signature,
+        // rarely, and a density near one in the sample size, often, give).
+        let stage = ((top_cost / SINGLE) as usize / 4).min(SAMPLES_MAX / 2);
+        let mut samples = 0;
+        let mut invalid = 0;
+        for round in 0..2 {
+            if round == 1 && invalid != 1 {
+                break;
+            }
+            let end = (samples + stage).min(m - lo);
+            for i in samples..end {
+                let pick = lo + i + ((self.work.prep[lo + i].a >> 64) as usize) % (m - lo - i);
+                self.work.prep.swap(lo + i, pick);
+                let v = self.single(sigs, lo + i);
+                ok[self.work.prep[lo + i].idx as usize] = v;
+                invalid += usize::from(!v);
+            }
+            samples = end;
+        }
+        let lo = lo + samples;
+        if invalid >= 2 {
+            self.singles(sigs, ok, lo, m);
+            return;
+        }
+        self.shuffle(lo, m);
+        if invalid == 1 {
+            // Perhaps the batch's only invalid signature: one equation over the rest tells.
+            match self.equation_budgeted(ok, lo, m) {
+                Some(true) => return,
+                Some(false) => {}
+                None => {
+                    self.singles(sigs, ok, lo, m);
+                    return;
                 }
-                return;
+            }
+        }
+        self.narrow(sigs, ok, lo, m, true);
+    }
+
+    /// Reorders `prep[lo..hi]` by the weights, which the submitter cannot predict: key groups
+    /// in the order of their first member's weight, and within a group by weight. The order
+    /// the batch arrived in (grouped by key prefix and `r`, both the submitter's choice) no
+    /// longer decides which signatures share a narrowing node, so invalid signatures cannot
+    /// be placed one per node to make every node fail. Signatures of one key stay adjacent
+    /// (one key term per node).
+    fn shuffle(&mut self, lo: usize, hi: usize) {
+        let w = &mut self.work;
+        w.key_rank.clear();
+        w.key_rank.resize(w.keys.len(), 0);
+        for p in &w.prep[lo..hi] {
+            let r = &mut w.key_rank[p.key as usize];
+            if *r == 0 {
+                *r = p.a;
+            }
+        }
+        let rank = &w.key_rank;
+        w.prep[lo..hi].sort_unstable_by_key(|p| (rank[p.key as usize], p.a));
+    }
+
+    /// Finds the verdicts of `prep[lo..hi]`; `failed` says the equation is known to fail there.
+    ///
+    /// Test the left half; if it holds, the right half is known to fail and is split without
+    /// being tested; otherwise the right half is searched first (it usually holds, paying
+    /// back the budget early), then the left. At every failing node one signature chosen
+    /// with the weights is checked with libsecp256k1 first: if it is invalid, failures are
+    /// likely dense there, and one equation over the rest decides between "it was the only
+    /// one" and one-at-a-time for the node. Nodes of at most [`LEAF`] signatures go one at a
+    /// time.
+    ///
+    /// # Budget
+    /// Sprinkled invalid signatures (one in 5 to one in 16, say) make every node fail down to
+    /// the leaves, so equations would come on top of a near-full set of single checks. The
+    /// [`Budget`] keeps the account: each equation adds its estimated cost
+    /// ([`equation_cost`]), each that holds takes off the single checks it saved. Narrowing
+    /// then costs what one-at-a-time checking costs plus the account; when an equation would
+    /// take it past [`BUDGET_PER_SIG`] per signature, every signature still open is checked
+    /// one at a time. A lone invalid signature keeps the account negative (halves hold),
+    /// so it never reaches the limit.
+    fn narrow(&mut self, sigs: &[SigRef<'_>], ok: &mut [bool], lo: usize, hi: usize, failed: bool) {
+        let m = hi - lo;
+        if m == 0 {
+            return;
+        }
+        if m <= LEAF || self.work.budget.exhausted {
+            self.singles(sigs, ok, lo, hi);
+            return;
+        }
+        if !failed {
+            match self.equation_budgeted(ok, lo, hi) {
+                Some(true) => return,
+                Some(false) => {}
+                None => {
+                    self.singles(sigs, ok, lo, hi);
+                    return;
+                }
             }
         }
         // The equation fails on [lo, hi). Probe one signature picked by its weight.
@@ -925,21 +1182,11 @@ impl Verifier {
             // The probe is invalid: either it was the node's only bad signature, or failures
             // are dense here. One equation over the rest tells which, so a lucky probe never
             // turns a single bad signature into a node's worth of single checks.
-            if hi - lo > LEAF {
-                self.stats.batches += 1;
-                if self.equation(lo, hi) {
-                    self.stats.batches_held += 1;
-                    self.stats.batch_accepted += (hi - lo) as u64;
-                    for p in &self.work.prep[lo..hi] {
-                        ok[p.idx as usize] = true;
-                    }
-                    return;
-                }
+            if hi - lo > LEAF && self.equation_budgeted(ok, lo, hi) == Some(true) {
+                return;
             }
-            // Dense failures here: one at a time.
-            for j in lo..hi {
-                ok[self.work.prep[j].idx as usize] = self.single(sigs, j);
-            }
+            // Dense failures here (or no budget left): one at a time.
+            self.singles(sigs, ok, lo, hi);
             return;
         }
         let mid = lo + (hi - lo) / 2;
@@ -948,17 +1195,13 @@ impl Verifier {
             self.narrow(sigs, ok, lo, hi, true);
             return;
         }
-        self.stats.batches += 1;
-        if self.equation(lo, mid) {
-            self.stats.batches_held += 1;
-            self.stats.batch_accepted += (mid - lo) as u64;
-            for p in &self.work.prep[lo..mid] {
-                ok[p.idx as usize] = true;
+        match self.equation_budgeted(ok, lo, mid) {
+            Some(true) => self.narrow(sigs, ok, mid, hi, true),
+            Some(false) => {
+                self.narrow(sigs, ok, mid, hi, false);
+                self.narrow(sigs, ok, lo, mid, true);
             }
-            self.narrow(sigs, ok, mid, hi, true);
-        } else {
-            self.narrow(sigs, ok, lo, mid, true);
-            self.narrow(sigs, ok, mid, hi, false);
+            None => self.singles(sigs, ok, lo, hi),
         }
     }
 }
@@ -977,6 +1220,22 @@ mod tests {
     fn verifier_is_send() {
         fn is_send<T: Send>() {}
         is_send::<Verifier>();
+    }
+
+    #[test]
+    fn debug_redacts_the_secret() {
+        let secret = [0xa5u8; 32];
+        let v = Verifier::with_secret(secret);
+        let d = format!("{v:?}");
+        let pretty = format!("{v:#?}");
+        for out in [&d, &pretty] {
+            assert!(out.contains("<redacted>"), "{out}");
+            // Neither as a decimal list (what a derived Debug prints) nor as hex.
+            assert!(!out.contains("165"), "{out}");
+            assert!(!out.to_lowercase().contains("a5a5"), "{out}");
+        }
+        assert!(d.starts_with("Verifier {"), "{d}");
+        assert!(d.contains("stats: Stats {"), "{d}");
     }
 
     #[test]
@@ -1106,6 +1365,187 @@ mod tests {
         assert_eq!(st.single_checked, 2, "{st:?}");
         assert_eq!((st.batches, st.batches_held), (1, 1), "{st:?}");
         assert_eq!(st.batch_accepted, n as u64 - 1, "{st:?}");
+    }
+
+    /// "Signatures" that satisfy `s·G = R` (s = the nonce, no key term) under the key x(G):
+    /// invalid for BIP-340, yet the batch equation holds over them if the key terms are left
+    /// out.
+    fn keyless_sigs(n: usize) -> (Vec<[u8; 64]>, [u8; 32]) {
+        let secp = secp256k1::Secp256k1::new();
+        let sigs = (0..n)
+            .map(|i| {
+                let mut k = [0u8; 32];
+                k[31] = 11 + i as u8;
+                k[0] = 1;
+                let sk = secp256k1::SecretKey::from_slice(&k).expect("nonce");
+                let (x, parity) = sk.x_only_public_key(&secp);
+                let sk = if parity == secp256k1::Parity::Odd {
+                    sk.negate()
+                } else {
+                    sk
+                };
+                let mut sig = [0u8; 64];
+                sig[..32].copy_from_slice(&x.serialize());
+                sig[32..].copy_from_slice(&sk.secret_bytes());
+                sig
+            })
+            .collect();
+        (sigs, AffinePoint::GENERATOR.x.to_bytes())
+    }
+
+    #[test]
+    fn equation_fails_closed_on_a_key_without_its_point() {
+        let (sigs, pk) = keyless_sigs(6);
+        let msg = [5u8; 32];
+        let refs: Vec<_> = sigs
+            .iter()
+            .map(|s| SigRef {
+                pubkey: &pk,
+                msg: &msg,
+                sig: s,
+            })
+            .collect();
+        let mut v = Verifier::with_secret([3; 32]);
+        v.prepare(&refs);
+        assert_eq!(v.work.prep.len(), 6);
+        // As prepared, the key term is there and the equation fails (the signatures are invalid).
+        assert!(!v.equation(0, 6));
+        // A key without its point (a state `prepare` never leaves): the key term cannot be
+        // formed, and the equation must fail rather than hold without it.
+        for k in v.work.keys.iter_mut() {
+            k.point = None;
+        }
+        assert!(!v.equation(0, 6));
+        let mut ok = vec![false; 6];
+        assert_eq!(v.equation_budgeted(&mut ok, 0, 6), Some(false));
+        assert_eq!(ok, [false; 6]);
+    }
+
+    /// `n` signed events from 8 keys, every `bad`-th with a flipped message bit.
+    fn signed(n: usize, bad: usize) -> Vec<([u8; 32], [u8; 32], [u8; 64])> {
+        let secp = secp256k1::Secp256k1::new();
+        let kps: Vec<secp256k1::Keypair> = (1..=8u8)
+            .map(|i| secp256k1::Keypair::from_seckey_slice(&secp, &[i; 32]).expect("key"))
+            .collect();
+        (0..n)
+            .map(|i| {
+                let kp = &kps[i % 8];
+                let mut msg = [0u8; 32];
+                msg[..8].copy_from_slice(&(i as u64).to_le_bytes());
+                let sig = secp.sign_schnorr_no_aux_rand(&msg, kp).to_byte_array();
+                if i % bad == 0 {
+                    msg[31] ^= 1;
+                }
+                (kp.x_only_public_key().0.serialize(), msg, sig)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn two_threads_with_spawns_refused() {
+        // Large enough for the two-thread staging; one bad signature in 50.
+        let owned = signed(TWO_THREADS_MIN + 44, 50);
+        let refs: Vec<SigRef<'_>> = owned.iter().map(SigRef::from).collect();
+        let want: Vec<bool> = refs.iter().map(crate::verify_one).collect();
+        assert!(want.iter().any(|&b| !b) && want.iter().any(|&b| b));
+        let mut ok = Vec::new();
+        let mut two = Verifier::with_secret([4; 32]);
+        let before = crate::spawn::refused_so_far();
+        let all =
+            crate::spawn::with_spawns_refused(|| two.verify_batch_two_threads(&refs, &mut ok));
+        assert!(
+            crate::spawn::refused_so_far() > before,
+            "the staging thread was not asked for through try_spawn_scoped"
+        );
+        assert!(!all);
+        assert_eq!(ok, want);
+        // The same weights as with a thread: the fallback redoes the same work.
+        let mut one = Verifier::with_secret([9; 32]);
+        let mut refused = Verifier::with_secret([9; 32]);
+        refused.work.two_threads = true;
+        one.prepare(&refs);
+        crate::spawn::with_spawns_refused(|| refused.prepare(&refs));
+        let a: Vec<u128> = one.work.prep.iter().map(|p| p.a).collect();
+        let b: Vec<u128> = refused.work.prep.iter().map(|p| p.a).collect();
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn budget_stops_narrowing_under_sprinkled_failures() {
+        // One signature in 23 invalid, 8 keys: the sample after the failed equation rarely
+        // calls that dense, every narrowing node fails, and the budget ends the equations.
+        // The inputs and secrets are fixed, so is the outcome; unbounded narrowing takes
+        // about 200 equations here.
+        let owned = signed(1024, 23);
+        let refs: Vec<SigRef<'_>> = owned.iter().map(SigRef::from).collect();
+        let want: Vec<bool> = refs.iter().map(crate::verify_one).collect();
+        let mut exhausted = 0;
+        for k in 0..4u8 {
+            let mut v = Verifier::with_secret([k; 32]);
+            let mut ok = Vec::new();
+            assert!(!v.verify_batch(&refs, &mut ok));
+            assert_eq!(ok, want, "secret {k}");
+            let st = v.stats();
+            assert!(st.budget_exhausted <= 1, "{st:?}");
+            assert!(st.batches <= 100, "{st:?}");
+            assert!(st.single_checked <= 1024 + 2, "{st:?}");
+            // The account never went past the limit.
+            let b = v.work.budget;
+            assert!(b.loss <= b.limit, "{b:?}");
+            exhausted += st.budget_exhausted;
+        }
+        assert!(exhausted >= 2, "the budget path was not taken");
+    }
+
+    #[test]
+    fn equation_cost_model() {
+        // Per signature of a batch, the equation is cheaper than a single check from four
+        // signatures on (MIN_BATCH), and far cheaper at scale.
+        let per_sig = |n: usize, keys: usize| equation_cost(n + 2 * keys + 2) / n as u64;
+        let scale = match backend::selected() {
+            backend::Backend::Portable => 2,
+            _ => 1,
+        };
+        assert!(per_sig(4, 1) < SINGLE * scale);
+        assert!(per_sig(1024, 1024) < SINGLE * scale / 4);
+        assert!(per_sig(1024, 8) < SINGLE * scale / 10);
+        // The cost per point falls with N (larger windows amortise better), as in the sweep.
+        let mut last = u64::MAX;
+        for points in 1..10_000 {
+            let c = equation_cost(points) / points as u64;
+            assert!(c <= last, "cost per point rises at {points}");
+            last = c;
+        }
+    }
+
+    #[test]
+    fn shuffle_keeps_key_groups_and_follows_the_weights() {
+        let owned = signed(64, usize::MAX);
+        let refs: Vec<SigRef<'_>> = owned.iter().map(SigRef::from).collect();
+        let mut v = Verifier::with_secret([6; 32]);
+        v.prepare(&refs);
+        let before: Vec<u32> = v.work.prep.iter().map(|p| p.idx).collect();
+        v.shuffle(0, 64);
+        let after: Vec<u32> = v.work.prep.iter().map(|p| p.idx).collect();
+        assert_ne!(before, after);
+        let mut sorted = after.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..64).collect::<Vec<u32>>());
+        // Each key's signatures are adjacent, in increasing weight.
+        let keys: Vec<u32> = v.work.prep.iter().map(|p| p.key).collect();
+        let runs = 1 + keys.windows(2).filter(|w| w[0] != w[1]).count();
+        assert_eq!(runs, 8);
+        assert!(v
+            .work
+            .prep
+            .windows(2)
+            .all(|w| w[0].key != w[1].key || w[0].a < w[1].a));
+        // Another secret, another order.
+        let mut u = Verifier::with_secret([7; 32]);
+        u.prepare(&refs);
+        u.shuffle(0, 64);
+        let other: Vec<u32> = u.work.prep.iter().map(|p| p.idx).collect();
+        assert_ne!(after, other);
     }
 
     #[test]

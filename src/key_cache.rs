@@ -6,13 +6,16 @@
 //!
 //! # Layout
 //! Set-associative: `capacity / WAYS` sets of [`WAYS`] entries. A key goes to the set chosen by
-//! SipHash-1-3 of its 32 bytes under a per-instance random key (`std::hash::RandomState`, seeded
-//! from the operating system), so an attacker who does not know that key cannot aim many keys
-//! at one set to evict a victim's entries. Within a set the least recently used entry is evicted.
+//! SipHash-1-3 of its 32 bytes under a per-instance random 128-bit key drawn from the operating
+//! system's CSPRNG (`getrandom`: the Web Crypto API on wasm32 with feature `js`), so an attacker
+//! who does not know that key cannot aim many keys at one set to evict a victim's entries.
+//! (`std::hash::RandomState` is not used: on targets without an OS source, such as wasm32, its
+//! keys are predictable.) Within a set the least recently used entry is evicted.
 //! Only keys that lifted successfully are inserted (the caller's duty: invalid keys are never
 //! cached, so they are re-checked every time).
 
-use std::hash::{BuildHasher, RandomState};
+use siphasher::sip::SipHasher13;
+use std::hash::{BuildHasher, Hasher, RandomState};
 
 /// Entries per set.
 pub(crate) const WAYS: usize = 8;
@@ -29,13 +32,40 @@ struct Slot<V> {
 }
 
 /// A bounded, set-associative, LRU-per-set map from 32-byte keys to `V`.
-#[derive(Debug)]
 pub(crate) struct KeyCache<V> {
     slots: Vec<Option<Slot<V>>>,
     sets_mask: usize,
-    hasher: RandomState,
+    /// The SipHash key (secret: it decides which keys share a set).
+    sip_key: [u64; 2],
     tick: u64,
     len: usize,
+}
+
+impl<V> core::fmt::Debug for KeyCache<V> {
+    /// The sizes only: neither the SipHash key nor the entries.
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("KeyCache")
+            .field("len", &self.len)
+            .field("capacity", &self.slots.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A fresh SipHash key from the operating system's CSPRNG. Should the OS have no randomness
+/// (it then has none for [`crate::Verifier::new`] either, which panics), the key comes from
+/// `RandomState` instead: still per process, only predictable where that is.
+fn random_sip_key() -> [u64; 2] {
+    let mut b = [0u8; 16];
+    if getrandom::getrandom(&mut b).is_err() {
+        let s = RandomState::new();
+        b[..8].copy_from_slice(&s.hash_one(0u8).to_le_bytes());
+        b[8..].copy_from_slice(&s.hash_one(1u8).to_le_bytes());
+    }
+    let (k0, k1) = b.split_at(8);
+    [
+        u64::from_le_bytes(k0.try_into().unwrap_or_default()),
+        u64::from_le_bytes(k1.try_into().unwrap_or_default()),
+    ]
 }
 
 impl<V> KeyCache<V> {
@@ -47,7 +77,7 @@ impl<V> KeyCache<V> {
         KeyCache {
             slots,
             sets_mask: sets - 1,
-            hasher: RandomState::new(),
+            sip_key: random_sip_key(),
             tick: 0,
             len: 0,
         }
@@ -64,7 +94,9 @@ impl<V> KeyCache<V> {
     }
 
     fn set_of(&self, key: &[u8; 32]) -> usize {
-        (self.hasher.hash_one(key) as usize & self.sets_mask) * WAYS
+        let mut h = SipHasher13::new_with_keys(self.sip_key[0], self.sip_key[1]);
+        h.write(key);
+        (h.finish() as usize & self.sets_mask) * WAYS
     }
 
     /// Looks `key` up, marking it most recently used.
@@ -203,5 +235,29 @@ mod tests {
         let a = KeyCache::<()>::with_capacity(DEFAULT_CAPACITY);
         let b = KeyCache::<()>::with_capacity(DEFAULT_CAPACITY);
         assert!((0..64).any(|i| a.set_of(&key(i)) != b.set_of(&key(i))));
+    }
+
+    #[test]
+    fn sip_keys_are_random_per_instance() {
+        let a = KeyCache::<()>::with_capacity(64);
+        let b = KeyCache::<()>::with_capacity(64);
+        assert_ne!(a.sip_key, b.sip_key);
+        assert_ne!(a.sip_key, [0, 0]);
+        assert_ne!(b.sip_key, [0, 0]);
+        // The set index is SipHash-1-3 under exactly that key (nothing else feeds it).
+        let mut h = SipHasher13::new_with_keys(a.sip_key[0], a.sip_key[1]);
+        h.write(&key(7));
+        assert_eq!(
+            a.set_of(&key(7)),
+            (h.finish() as usize & a.sets_mask) * WAYS
+        );
+    }
+
+    #[test]
+    fn debug_shows_no_key() {
+        let mut c = KeyCache::with_capacity(64);
+        c.insert(&key(1), 5u32);
+        let d = format!("{c:?}");
+        assert_eq!(d, "KeyCache { len: 1, capacity: 64, .. }");
     }
 }

@@ -45,7 +45,6 @@ pub mod nip59;
 // so `use nostr_verify::*` never shadows the `nostr` crate.
 #[cfg(any(feature = "nostr", feature = "nostr-0-44"))]
 mod nostr;
-#[cfg_attr(not(feature = "nip59"), allow(dead_code))]
 mod spawn;
 mod thread_local;
 

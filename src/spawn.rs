@@ -17,6 +17,8 @@ where
     T: Send + 'scope,
 {
     if refused_for_tests() {
+        #[cfg(test)]
+        REFUSED.with(|n| n.set(n.get() + 1));
         return None;
     }
     Builder::new().spawn_scoped(scope, f).ok()
@@ -26,6 +28,14 @@ where
 thread_local! {
     /// Test hook: while set on a thread, every spawn it asks for is refused.
     static REFUSE: core::cell::Cell<bool> = const { core::cell::Cell::new(false) };
+    /// Test hook: how many spawns were refused on this thread so far.
+    static REFUSED: core::cell::Cell<usize> = const { core::cell::Cell::new(0) };
+}
+
+/// How many spawns [`with_spawns_refused`] has refused on this thread so far.
+#[cfg(test)]
+pub(crate) fn refused_so_far() -> usize {
+    REFUSED.with(core::cell::Cell::get)
 }
 
 #[cfg(test)]
@@ -62,7 +72,9 @@ mod tests {
         std::thread::scope(|s| {
             let h = try_spawn_scoped(s, || 7).expect("a thread");
             assert_eq!(h.join().ok(), Some(7));
+            let before = refused_so_far();
             with_spawns_refused(|| assert!(try_spawn_scoped(s, || 7).is_none()));
+            assert_eq!(refused_so_far(), before + 1);
             // The hook is reset afterwards.
             assert!(try_spawn_scoped(s, || 8).is_some());
         });

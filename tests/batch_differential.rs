@@ -10,7 +10,7 @@ mod common;
 #[path = "common/sigs.rs"]
 mod sigs;
 
-use nostr_verify::{SharedKeyCache, Verifier, MIN_BATCH};
+use nostr_verify::{SharedKeyCache, Stats, Verifier, MIN_BATCH};
 use rand::{Rng, RngCore};
 use sigs::{batch, cancelling_pair, check, corrupt, Keys, Owned, ALL_CORRUPTIONS};
 
@@ -491,4 +491,154 @@ fn shared_key_cache_across_threads() {
     // Detaching works: no more shared hits.
     v.set_shared_cache(None);
     assert!(v.shared_cache().is_none());
+}
+
+/// The indices of `b` in the order the verifier groups a batch before the equation (key
+/// prefix, then `r` prefix): the submitter's own choice, so the order in which an attacker
+/// would place invalid signatures on narrowing's node boundaries.
+fn grouped_order(b: &[Owned]) -> Vec<usize> {
+    let mut idx: Vec<usize> = (0..b.len()).collect();
+    idx.sort_by_key(|&i| (b[i].pk, b[i].sig));
+    idx
+}
+
+/// Flips a message bit of each signature at the given ranks of [`grouped_order`].
+fn corrupt_ranks(r: &mut impl RngCore, b: &mut [Owned], ranks: impl IntoIterator<Item = usize>) {
+    let order = grouped_order(b);
+    for k in ranks {
+        corrupt(r, b, order[k], sigs::Corruption::FlipMsgBit);
+    }
+}
+
+#[test]
+fn sprinkled_invalid_signatures() {
+    // Every k-th signature invalid (k = 2..32), in the grouped order, from a random phase.
+    let mut r = sigs::rng(17);
+    let mut v = Verifier::new();
+    for keys in KEYS {
+        for n in [40usize, 300] {
+            for every in 2..=32usize {
+                let mut b = batch(&mut r, n, keys);
+                let phase = r.gen_range(0..every);
+                corrupt_ranks(&mut r, &mut b, (phase..n).step_by(every));
+                check(&mut v, &b, &format!("1 in {every} of {n}, {keys:?}"));
+            }
+        }
+    }
+}
+
+#[test]
+fn clustered_invalid_signatures() {
+    // Runs of adjacent invalid signatures (in the grouped order), one or two per batch.
+    let mut r = sigs::rng(18);
+    let mut v = Verifier::new();
+    for keys in KEYS {
+        for round in 0..12 * common::scale() {
+            let n = [64usize, 200, 300][round % 3];
+            let mut b = batch(&mut r, n, keys);
+            let mut ranks = Vec::new();
+            for _ in 0..1 + round % 2 {
+                let len = r.gen_range(2..=40usize);
+                let start = r.gen_range(0..n - len);
+                ranks.extend(start..start + len);
+            }
+            ranks.sort_unstable();
+            ranks.dedup();
+            corrupt_ranks(&mut r, &mut b, ranks);
+            check(&mut v, &b, &format!("clustered round {round}, {keys:?}"));
+        }
+    }
+}
+
+#[test]
+fn invalid_signatures_on_node_boundaries() {
+    // Narrowing halves its nodes: aim at the edges of halves, quarters, ... and leaves (in the
+    // submitter's order, which the verifier no longer narrows on).
+    let mut r = sigs::rng(19);
+    let mut v = Verifier::new();
+    for keys in KEYS {
+        for n in [64usize, 256, 300] {
+            let mut patterns: Vec<Vec<usize>> = Vec::new();
+            for span in [4usize, 8, 16, 32, n / 4, n / 2] {
+                // The first or last signature of every node of this size, or both.
+                patterns.push((0..n).step_by(span).collect());
+                patterns.push((span - 1..n).step_by(span).collect());
+                patterns.push(
+                    (0..n)
+                        .filter(|i| i % span == 0 || i % span == span - 1)
+                        .collect(),
+                );
+            }
+            patterns.push(vec![n / 2 - 1, n / 2]);
+            patterns.push(vec![0, n - 1]);
+            for (p, ranks) in patterns.into_iter().enumerate() {
+                let mut b = batch(&mut r, n, keys);
+                corrupt_ranks(&mut r, &mut b, ranks);
+                check(
+                    &mut v,
+                    &b,
+                    &format!("boundary pattern {p} of {n}, {keys:?}"),
+                );
+            }
+        }
+    }
+}
+
+/// The counters' growth from `a` to `b`.
+fn delta(a: Stats, b: Stats) -> Stats {
+    Stats {
+        batches: b.batches - a.batches,
+        batches_held: b.batches_held - a.batches_held,
+        batch_accepted: b.batch_accepted - a.batch_accepted,
+        single_checked: b.single_checked - a.single_checked,
+        budget_exhausted: b.budget_exhausted - a.budget_exhausted,
+        key_cache_hits: b.key_cache_hits - a.key_cache_hits,
+        key_cache_misses: b.key_cache_misses - a.key_cache_misses,
+        shared_cache_hits: b.shared_cache_hits - a.shared_cache_hits,
+    }
+}
+
+#[test]
+fn narrowing_budget_under_sprinkled_attack() {
+    // One signature in 5, 8 or 16 invalid, spread evenly: every narrowing node fails down to
+    // the leaves. The sample taken after the failed equation, or else the work budget, stops
+    // the equations early and checks the rest one at a time: at most a few dozen equations
+    // and about one single check per signature, where unbounded narrowing evaluates an
+    // equation for most nodes (100 to 250 here; the unit test
+    // `budget_stops_narrowing_under_sprinkled_failures` pins that down with fixed secrets).
+    let mut r = sigs::rng(20);
+    let mut v = Verifier::new();
+    let n = 1024;
+    for keys in KEYS {
+        for every in [5usize, 8, 16] {
+            let mut b = batch(&mut r, n, keys);
+            let phase = r.gen_range(0..every);
+            corrupt_ranks(&mut r, &mut b, (phase..n).step_by(every));
+            let refs: Vec<_> = b.iter().map(Owned::as_ref).collect();
+            let want = sigs::reference(&b);
+            let before = v.stats();
+            let mut ok = Vec::new();
+            assert!(!v.verify_batch(&refs, &mut ok));
+            assert_eq!(ok, want, "1 in {every}, {keys:?}");
+            let d = delta(before, v.stats());
+            let what = format!("1 in {every}, {keys:?}: {d:?}");
+            assert!(d.budget_exhausted <= 1, "{what}");
+            assert!(d.batches <= 100, "{what}");
+            assert!(d.single_checked <= n as u64 + 2, "{what}");
+        }
+    }
+    // A lone invalid signature never exhausts the budget (the halves that hold pay it back).
+    for keys in KEYS {
+        for _ in 0..3 {
+            let mut b = batch(&mut r, n, keys);
+            let i = sigs::pick(&mut r, n);
+            corrupt(&mut r, &mut b, i, sigs::Corruption::FlipMsgBit);
+            let before = v.stats();
+            check(&mut v, &b, &format!("one invalid, {keys:?}"));
+            let d = delta(before, v.stats());
+            assert_eq!(d.budget_exhausted, 0, "{keys:?}: {d:?}");
+            // The sample after the failed equation (at most 96) and a few leaves.
+            assert!(d.single_checked <= 96 + 40, "{keys:?}: {d:?}");
+        }
+    }
 }
