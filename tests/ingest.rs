@@ -224,10 +224,7 @@ async fn demotion_engages_and_recovers() {
     let mut good = good.into_iter();
     let bad = bad_signature(5);
 
-    async fn batch(
-        source: &nostr_verify::ingest::Source,
-        events: Vec<Event>,
-    ) -> Vec<Verdict> {
+    async fn batch(source: &nostr_verify::ingest::Source, events: Vec<Event>) -> Vec<Verdict> {
         let mut ts = Vec::new();
         for e in events {
             ts.push(source.enqueue(e).await.unwrap());

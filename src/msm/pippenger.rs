@@ -47,6 +47,11 @@ pub const WINDOWS: &[(usize, usize)] = &[
     (8000, 9),
 ];
 
+/// The most pair additions handed to the backend in one call during accumulation: a round
+/// of all windows at a few thousand points holds tens of thousands of pairs, whose working
+/// memory would not stay in cache between the forward and the backward pass.
+pub const PAIR_BLOCK: usize = 512;
+
 /// The largest window width used (for N beyond the table).
 pub const MAX_WINDOW: usize = 10;
 
@@ -320,7 +325,15 @@ fn window_sums_vartime(
         }
         s.out.clear();
         s.out.resize(s.a.len(), AffinePoint::IDENTITY);
-        backend::add_affine_pairs_in_vartime(&s.a, &s.b, &mut s.out, &mut s.pairs);
+        // In blocks: each block's working memory stays in cache, at the price of one
+        // inversion per block.
+        for ((a, b), out) in
+            s.a.chunks(PAIR_BLOCK)
+                .zip(s.b.chunks(PAIR_BLOCK))
+                .zip(s.out.chunks_mut(PAIR_BLOCK))
+        {
+            backend::add_affine_pairs_in_vartime(a, b, out, &mut s.pairs);
+        }
         for (sum, &slot) in s.out.iter().zip(&s.slot) {
             s.next[slot as usize] = *sum;
         }
