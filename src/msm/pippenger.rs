@@ -66,21 +66,20 @@ pub fn window_for(n: usize) -> usize {
 /// Reusable buffers for [`msm_vartime`].
 #[derive(Debug, Default)]
 pub struct Scratch {
-    /// Per input point: the point and its negation (index 2i, 2i + 1).
-    signed: Vec<AffinePoint>,
+    /// Every point a bucket can hold, by index: per input point the point and its negation
+    /// (index 2i, 2i + 1), then the sums of each accumulation round, appended.
+    pool: Vec<AffinePoint>,
     /// Per (point, window) with a non-zero digit: `(bucket, signed index)`.
     entries: Vec<(u32, u32)>,
-    /// Bucket start offsets into the current round's points (len = buckets + 1).
+    /// Bucket start offsets into the current round's indices (len = buckets + 1).
     start: Vec<u32>,
     next_start: Vec<u32>,
-    cur: Vec<AffinePoint>,
-    next: Vec<AffinePoint>,
-    a: Vec<AffinePoint>,
-    b: Vec<AffinePoint>,
-    out: Vec<AffinePoint>,
-    /// Where each pair's sum goes in `next`.
-    slot: Vec<u32>,
-    /// Exceptional doublings: (slot in `next`, point).
+    /// The current and the next round's buckets, as indices into `pool`.
+    cur: Vec<u32>,
+    next: Vec<u32>,
+    /// This round's additions: indices into `pool` of the two points of each pair.
+    pair_idx: Vec<[u32; 2]>,
+    /// Exceptional doublings: (pair slot of the round, point).
     dbl: Vec<(u32, JacobianPoint)>,
     dbl_jac: Vec<JacobianPoint>,
     dbl_aff: Vec<AffinePoint>,
@@ -234,12 +233,12 @@ fn window_sums_vartime(
     let nbuckets = slots * half;
 
     // 1. Digits, and the signed copies of every point.
-    s.signed.clear();
+    s.pool.clear();
     s.entries.clear();
     let mut digits = [0i32; 129];
     for (i, (p, &k)) in points.iter().zip(scalars).enumerate() {
-        s.signed.push(*p);
-        s.signed.push(p.neg());
+        s.pool.push(*p);
+        s.pool.push(p.neg());
         if k == 0 || p.is_infinity() {
             continue;
         }
@@ -259,7 +258,7 @@ fn window_sums_vartime(
         }
     }
 
-    // 2. Counting sort by bucket.
+    // 2. Counting sort by bucket (of indices: no point moves).
     s.start.clear();
     s.start.resize(nbuckets + 1, 0);
     for &(b, _) in &s.entries {
@@ -269,51 +268,51 @@ fn window_sums_vartime(
         s.start[j + 1] += s.start[j];
     }
     s.cur.clear();
-    s.cur.resize(s.entries.len(), AffinePoint::IDENTITY);
+    s.cur.resize(s.entries.len(), 0);
     {
         // `next_start` doubles as the fill cursor here.
         s.next_start.clear();
         s.next_start.extend_from_slice(&s.start);
         for &(b, idx) in &s.entries {
             let pos = &mut s.next_start[b as usize];
-            s.cur[*pos as usize] = s.signed[idx as usize];
+            s.cur[*pos as usize] = idx;
             *pos += 1;
         }
     }
 
-    // 3. Rounds of pairwise affine additions, all buckets of all windows together.
+    // 3. Rounds of pairwise affine additions, all buckets of all windows together. A round's
+    // sums are appended to the pool; the buckets of the next round are their indices (and
+    // the index of an odd bucket's last point, which stays where it is).
     loop {
-        let mut any_pair = false;
-        s.a.clear();
-        s.b.clear();
-        s.slot.clear();
+        let base = s.pool.len();
+        s.pair_idx.clear();
         s.dbl.clear();
         s.next.clear();
         s.next_start.clear();
+        let mut any_pair = false;
         for j in 0..nbuckets {
             s.next_start.push(s.next.len() as u32);
             let bucket = &s.cur[s.start[j] as usize..s.start[j + 1] as usize];
             let mut pairs = bucket.chunks_exact(2);
             for pq in &mut pairs {
                 any_pair = true;
-                let (p, q) = (&pq[0], &pq[1]);
+                let (p, q) = (&s.pool[pq[0] as usize], &s.pool[pq[1] as usize]);
                 if same_limbs(&p.x, &q.x) {
                     if same_limbs(&p.y, &q.y) {
-                        // The same point twice: a doubling (never the identity: secp256k1 has
-                        // no point of order 2).
+                        // The same point twice: a doubling (never the identity: secp256k1
+                        // has no point of order 2). Its pair slot gets a harmless λ = 0 sum
+                        // from the backend, overwritten below.
                         s.dbl.push((
-                            s.next.len() as u32,
+                            s.pair_idx.len() as u32,
                             JacobianPoint::from_affine(p).double_vartime(),
                         ));
-                        s.next.push(AffinePoint::IDENTITY);
+                    } else {
+                        // P + (−P): nothing is left of the pair.
+                        continue;
                     }
-                    // Otherwise P + (−P): nothing is left of the pair.
-                } else {
-                    s.a.push(*p);
-                    s.b.push(*q);
-                    s.slot.push(s.next.len() as u32);
-                    s.next.push(AffinePoint::IDENTITY);
                 }
+                s.next.push((base + s.pair_idx.len()) as u32);
+                s.pair_idx.push([pq[0], pq[1]]);
             }
             if let [last] = pairs.remainder() {
                 s.next.push(*last);
@@ -323,26 +322,24 @@ fn window_sums_vartime(
         if !any_pair {
             break;
         }
-        s.out.clear();
-        s.out.resize(s.a.len(), AffinePoint::IDENTITY);
+        s.pool
+            .resize(base + s.pair_idx.len(), AffinePoint::IDENTITY);
+        let (src, out) = s.pool.split_at_mut(base);
         // In blocks: each block's working memory stays in cache, at the price of one
         // inversion per block.
-        for ((a, b), out) in
-            s.a.chunks(PAIR_BLOCK)
-                .zip(s.b.chunks(PAIR_BLOCK))
-                .zip(s.out.chunks_mut(PAIR_BLOCK))
+        for (pairs, out) in s
+            .pair_idx
+            .chunks(PAIR_BLOCK)
+            .zip(out.chunks_mut(PAIR_BLOCK))
         {
-            backend::add_affine_pairs_in_vartime(a, b, out, &mut s.pairs);
-        }
-        for (sum, &slot) in s.out.iter().zip(&s.slot) {
-            s.next[slot as usize] = *sum;
+            backend::add_affine_pairs_gather_vartime(src, pairs, out, &mut s.pairs);
         }
         if !s.dbl.is_empty() {
             s.dbl_jac.clear();
             s.dbl_jac.extend(s.dbl.iter().map(|d| d.1));
             JacobianPoint::batch_to_affine_vartime(&s.dbl_jac, &mut s.dbl_aff);
             for (p, d) in s.dbl_aff.iter().zip(&s.dbl) {
-                s.next[d.0 as usize] = *p;
+                out[d.0 as usize] = *p;
             }
         }
         core::mem::swap(&mut s.cur, &mut s.next);
@@ -351,8 +348,9 @@ fn window_sums_vartime(
 
     // 4. Bucket reduction, batch-affine, all windows together.
     let len = chunk_len(slots, half);
-    let (cur, start) = (&s.cur, &s.start);
-    let bucket = |b: usize| (start[b] != start[b + 1]).then(|| &cur[start[b] as usize]);
+    let (pool, cur, start) = (&s.pool, &s.cur, &s.start);
+    let bucket =
+        |b: usize| (start[b] != start[b + 1]).then(|| &pool[cur[start[b] as usize] as usize]);
     reduce_batch_affine(slots, half, len, bucket, &mut s.reduce, out);
 }
 
