@@ -38,13 +38,14 @@ use crate::backend;
 /// Window widths by point count, from the sweep in
 /// `docs/benchmarks.md#msm-sweep-and-window-choice`: `(max N, c)`.
 pub const WINDOWS: &[(usize, usize)] = &[
-    (80, 3),
-    (160, 4),
-    (640, 5),
-    (900, 6),
-    (1800, 7),
-    (2600, 8),
-    (8000, 9),
+    (40, 3),
+    (120, 4),
+    (256, 5),
+    (600, 6),
+    (900, 7),
+    (1400, 8),
+    (2600, 9),
+    (8000, 10),
 ];
 
 /// The most pair additions handed to the backend in one call during accumulation: a round
@@ -53,7 +54,7 @@ pub const WINDOWS: &[(usize, usize)] = &[
 pub const PAIR_BLOCK: usize = 512;
 
 /// The largest window width used (for N beyond the table).
-pub const MAX_WINDOW: usize = 10;
+pub const MAX_WINDOW: usize = 11;
 
 /// The window width used for `n` points.
 pub fn window_for(n: usize) -> usize {
