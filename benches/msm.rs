@@ -2,7 +2,8 @@
 //! point counts the batch verifier meets (`N = n + 2k + 2`), with the window the crate picks.
 //!
 //! `cargo bench --bench msm`. The full width sweep behind the parameters is
-//! `cargo run --release --example msm_sweep` (recorded in `docs/msm-sweep.md`).
+//! `cargo run --release --example msm_sweep` (recorded in
+//! `docs/benchmarks.md#msm-sweep-and-window-choice`).
 
 #[path = "support/cpu_time.rs"]
 mod cpu_time;

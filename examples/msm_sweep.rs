@@ -1,7 +1,10 @@
-//! The sweep behind the MSM parameters (`docs/msm-sweep.md`): Strauss widths and Pippenger
-//! window widths per point count, and the batch size below which one-at-a-time wins.
+//! The sweep behind the MSM parameters (`docs/benchmarks.md#msm-sweep-and-window-choice`):
+//! Strauss widths and Pippenger window widths per point count, the crate's own choice
+//! (`msm::msm_vartime`), and the batch size below which one-at-a-time wins.
 //!
 //! `cargo run --release --example msm_sweep` (thread CPU time, median of `ROUNDS`, default 7).
+//! `SIZES=3074` (comma-separated point counts) sweeps only those sizes, `CS=8,9,10` only those
+//! Pippenger widths; `SMALL=0` skips the small-batch table.
 
 use nostr_verify::arithmetic::group::AffinePoint;
 use nostr_verify::msm::{pippenger, straus};
@@ -47,21 +50,31 @@ fn main() {
         "backend: {:?}; µs per point (128-bit scalars), median of {rounds}",
         nostr_verify::backend::selected()
     );
-    let sizes = [
-        8usize, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072,
-        4096, 6144,
-    ];
-    let cs = [3usize, 4, 5, 6, 7, 8, 9, 10, 11];
+    let list = |var: &str, default: &[usize]| -> Vec<usize> {
+        std::env::var(var).ok().map_or_else(
+            || default.to_vec(),
+            |s| s.split(',').filter_map(|x| x.trim().parse().ok()).collect(),
+        )
+    };
+    let sizes = list(
+        "SIZES",
+        &[
+            8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072,
+            4096, 6144,
+        ],
+    );
+    let cs = list("CS", &[3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
     print!("| N | Strauss w=4 | w=5 | w=6 |");
-    for c in cs {
+    for &c in &cs {
         print!(" Pippenger c={c} |");
     }
-    println!(" best |");
+    println!(" best | crate's choice |");
     print!("|---|---|---|---|");
-    for _ in cs {
+    for _ in &cs {
         print!("---|");
     }
-    println!("---|");
+    println!("---|---|");
+    let mut ms = nostr_verify::msm::Scratch::default();
     let mut ss = straus::Scratch::default();
     let mut ps = pippenger::Scratch::default();
     for n in sizes {
@@ -81,8 +94,8 @@ fn main() {
                 .collect();
             row.push((format!("Strauss w={w}"), median(&t)));
         }
-        for c in cs {
-            if (c >= 9 && n < 256) || (c <= 4 && n > 1024) {
+        for &c in &cs {
+            if (c >= 9 && n < 256) || (c <= 4 && n > 1024) || (c >= 12 && n < 1024) {
                 row.push((format!("Pippenger c={c}"), f64::NAN));
                 continue;
             }
@@ -108,7 +121,21 @@ fn main() {
                 print!(" {t:.2} |");
             }
         }
-        println!(" {} |", best.unwrap_or_default());
+        let chosen: Vec<f64> = (0..rounds)
+            .map(|_| {
+                let t0 = cpu_ns();
+                black_box(nostr_verify::msm::msm_vartime(
+                    black_box(&pts),
+                    &ks,
+                    &mut ms,
+                ));
+                (cpu_ns() - t0) as f64 / 1e3 / n as f64
+            })
+            .collect();
+        println!(" {} | {:.2} |", best.unwrap_or_default(), median(&chosen));
+    }
+    if std::env::var("SMALL").is_ok_and(|v| v == "0") {
+        return;
     }
 
     // Small batches: verify_batch vs one at a time with the same (warm) key cache.

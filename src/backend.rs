@@ -225,6 +225,55 @@ impl Backend {
             _ => portable::add_affine_pairs_vartime(a, b, out, &mut scratch.portable),
         }
     }
+
+    /// [`add_affine_pairs_gather_vartime`] on this backend (the portable arm if this one is not
+    /// [available](Backend::is_available) here).
+    ///
+    /// # Panics
+    ///
+    /// If `pairs` and `out` differ in length or an index is out of range for `src` (checked
+    /// before any work).
+    ///
+    /// # Variable time
+    ///
+    /// Branches on the inputs; public data only.
+    pub fn add_affine_pairs_gather_vartime(
+        self,
+        src: &[AffinePoint],
+        pairs: &[[u32; 2]],
+        out: &mut [AffinePoint],
+        scratch: &mut PairScratch,
+    ) {
+        assert_eq!(
+            pairs.len(),
+            out.len(),
+            "add_affine_pairs_gather_vartime: {} pairs, {} out",
+            pairs.len(),
+            out.len()
+        );
+        let top = pairs.iter().flatten().max().map_or(0, |&i| i as usize + 1);
+        assert!(
+            top <= src.len(),
+            "add_affine_pairs_gather_vartime: index {} of {} points",
+            top - 1,
+            src.len()
+        );
+        match self {
+            #[cfg(nostr_verify_ifma)]
+            Backend::Ifma => match ifma_cpu() {
+                Some(cpu) => {
+                    ifma::add_affine_pairs_gather_vartime(cpu, src, pairs, out, &mut scratch.ifma)
+                }
+                None => portable::add_affine_pairs_gather_vartime(
+                    src,
+                    pairs,
+                    out,
+                    &mut scratch.portable,
+                ),
+            },
+            _ => portable::add_affine_pairs_gather_vartime(src, pairs, out, &mut scratch.portable),
+        }
+    }
 }
 
 /// Working memory of [`add_affine_pairs_in_vartime`], kept by the caller between calls.
@@ -295,4 +344,27 @@ pub fn add_affine_pairs_in_vartime(
     scratch: &mut PairScratch,
 ) {
     selected().add_affine_pairs_in_vartime(a, b, out, scratch);
+}
+
+/// Affine additions of pairs of points picked by index, with one shared inversion:
+/// `out[k] = src[pairs[k][0]] + src[pairs[k][1]]`.
+///
+/// The same additions, precondition and outputs as [`add_affine_pairs_vartime`], without
+/// copying the points into pair arrays first (Pippenger's buckets hold indices). Runs on
+/// [`selected`]; see [`Backend::add_affine_pairs_gather_vartime`] to pick an arm.
+///
+/// # Panics
+///
+/// If `pairs` and `out` differ in length or an index is out of range for `src`.
+///
+/// # Variable time
+///
+/// Branches on the inputs; public data only.
+pub fn add_affine_pairs_gather_vartime(
+    src: &[AffinePoint],
+    pairs: &[[u32; 2]],
+    out: &mut [AffinePoint],
+    scratch: &mut PairScratch,
+) {
+    selected().add_affine_pairs_gather_vartime(src, pairs, out, scratch);
 }

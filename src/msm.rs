@@ -3,8 +3,8 @@
 //! [`msm_vartime`] is the one entry point: Strauss's interleaved wNAF ([`straus`]) up to
 //! [`STRAUSS_MAX`] points, Pippenger's bucket method with batch-affine additions
 //! ([`pippenger`]) above, with the window width from [`pippenger::window_for`]. Both the
-//! switch point and the windows come from the sweep recorded in `docs/msm-sweep.md`
-//! (`cargo run --release --example msm_sweep`).
+//! switch point and the windows come from the sweep recorded in
+//! `docs/benchmarks.md#msm-sweep-and-window-choice` (`cargo run --release --example msm_sweep`).
 //!
 //! Scalars are at most 128 bits: the batch verifier's random weights are 128-bit already, and
 //! 256-bit scalars are GLV-split (key terms) or split at 2^128 (the generator) before they get
@@ -27,8 +27,8 @@ pub const STRAUSS_MAX: usize = 20;
 pub const STRAUSS_WINDOW: usize = 4;
 
 /// Point counts where the algorithm or the window width changes (for tests that must cross
-/// every switch).
-pub const SWITCH_POINTS: &[usize] = &[STRAUSS_MAX, 80, 160, 640, 900, 1800, 2600, 8000];
+/// every switch): [`STRAUSS_MAX`] and every bound of [`pippenger::WINDOWS`].
+pub const SWITCH_POINTS: &[usize] = &[STRAUSS_MAX, 40, 120, 256, 600, 900, 1400, 2600, 8000];
 
 /// Reusable buffers for [`msm_vartime`].
 #[derive(Debug, Default)]
@@ -134,6 +134,59 @@ pub(crate) mod tests {
             });
         }
         (pts, ks)
+    }
+
+    #[test]
+    fn switch_points_are_the_strauss_bound_and_the_window_bounds() {
+        let mut want = vec![STRAUSS_MAX];
+        want.extend(pippenger::WINDOWS.iter().map(|&(max, _)| max));
+        assert_eq!(SWITCH_POINTS, &want[..]);
+        for &sp in &SWITCH_POINTS[1..] {
+            assert_ne!(
+                pippenger::window_for(sp),
+                pippenger::window_for(sp + 1),
+                "{sp}"
+            );
+        }
+    }
+
+    /// `n` distinct points (an arithmetic progression Q, Q + H, Q + 2H, …: cheap to make in
+    /// bulk) with random 128-bit scalars, a few of them zero or small.
+    fn progression_terms(n: usize, seed: u64) -> (Vec<AffinePoint>, Vec<u128>) {
+        let mut st = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+        let q = mul(&AffinePoint::GENERATOR, xorshift(&mut st) as u128 | 1);
+        let h = mul(&AffinePoint::GENERATOR, xorshift(&mut st) as u128 | 1).to_affine_vartime();
+        let mut jac = Vec::with_capacity(n);
+        let mut p = q;
+        for _ in 0..n {
+            jac.push(p);
+            p = p.add_affine_vartime(&h);
+        }
+        let mut pts = Vec::new();
+        JacobianPoint::batch_to_affine_vartime(&jac, &mut pts);
+        let ks = (0..n)
+            .map(|i| match i % 97 {
+                0 => 0,
+                1 => 3,
+                _ => ((xorshift(&mut st) as u128) << 64) | xorshift(&mut st) as u128,
+            })
+            .collect();
+        (pts, ks)
+    }
+
+    #[test]
+    fn every_switch_point_plus_minus_one_against_strauss() {
+        let mut scratch = Scratch::default();
+        for &sp in SWITCH_POINTS {
+            for n in [sp - 1, sp, sp + 1] {
+                let (pts, ks) = progression_terms(n, n as u64);
+                let want = straus::msm_vartime(&pts, &ks, 5, &mut straus::Scratch::default());
+                let one = msm_vartime(&pts, &ks, &mut scratch);
+                assert!(one.eq_vartime(&want), "one thread, n {n}");
+                let two = msm_two_threads_vartime(&pts, &ks, &mut scratch);
+                assert!(two.eq_vartime(&want), "two threads, n {n}");
+            }
+        }
     }
 
     #[test]

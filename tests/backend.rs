@@ -199,6 +199,15 @@ fn check_adds(a: &[AffinePoint], b: &[AffinePoint]) {
             out[..half],
             "{arm:?}: reused scratch, prefix"
         );
+        // The same pairs picked by index from one array (b first, then a), in reverse order,
+        // through the reused scratch.
+        let n = a.len();
+        let src: Vec<AffinePoint> = b.iter().chain(a).copied().collect();
+        let pairs: Vec<[u32; 2]> = (0..n).rev().map(|i| [(n + i) as u32, i as u32]).collect();
+        let mut gathered = vec![AffinePoint::IDENTITY; n];
+        arm.add_affine_pairs_gather_vartime(&src, &pairs, &mut gathered, &mut scratch);
+        gathered.reverse();
+        assert_eq!(gathered, out, "{arm:?}: gathered by index");
         for i in 0..a.len() {
             let o = &out[i];
             assert!(!o.infinity, "{arm:?}: infinity flag");
@@ -376,4 +385,17 @@ fn add_length_mismatch_panics() {
     let a = [AffinePoint::GENERATOR; 2];
     let mut out = [AffinePoint::IDENTITY; 2];
     backend::add_affine_pairs_vartime(&a, &a[..1], &mut out);
+}
+
+#[test]
+#[should_panic(expected = "add_affine_pairs_gather_vartime")]
+fn add_affine_pairs_gather_rejects_an_index_out_of_range() {
+    let a = [AffinePoint::GENERATOR; 2];
+    let mut out = [AffinePoint::IDENTITY; 1];
+    backend::add_affine_pairs_gather_vartime(
+        &a,
+        &[[0, 2]],
+        &mut out,
+        &mut backend::PairScratch::default(),
+    );
 }

@@ -66,19 +66,48 @@ pub(crate) fn lift_x_many_vartime(
 /// IFMA arm of [`crate::backend::add_affine_pairs_vartime`] (same contract; lengths already
 /// checked).
 pub(crate) fn add_affine_pairs_vartime(
-    _cpu: Detected,
+    cpu: Detected,
     a: &[AffinePoint],
     b: &[AffinePoint],
     out: &mut [AffinePoint],
     buf: &mut PairBuf,
 ) {
+    add_pairs(cpu, |i| (&a[i], &b[i]), out, buf);
+}
+
+/// IFMA arm of [`crate::backend::add_affine_pairs_gather_vartime`] (same contract; lengths
+/// and indices already checked).
+pub(crate) fn add_affine_pairs_gather_vartime(
+    cpu: Detected,
+    src: &[AffinePoint],
+    pairs: &[[u32; 2]],
+    out: &mut [AffinePoint],
+    buf: &mut PairBuf,
+) {
+    add_pairs(
+        cpu,
+        |i| (&src[pairs[i][0] as usize], &src[pairs[i][1] as usize]),
+        out,
+        buf,
+    );
+}
+
+/// `out[i] = p + q` for `(p, q) = get(i)`, `i in 0..out.len()`, in lanes.
+#[inline(always)]
+fn add_pairs<'p>(
+    _cpu: Detected,
+    get: impl Fn(usize) -> (&'p AffinePoint, &'p AffinePoint),
+    out: &mut [AffinePoint],
+    buf: &mut PairBuf,
+) {
     // Raw limbs, normalized in lanes by the kernel (as in `lift_x_many_vartime`).
     let get = |i: usize| {
+        let (p, q) = get(i);
         [
-            a[i].x.raw_limbs(),
-            a[i].y.raw_limbs(),
-            b[i].x.raw_limbs(),
-            b[i].y.raw_limbs(),
+            p.x.raw_limbs(),
+            p.y.raw_limbs(),
+            q.x.raw_limbs(),
+            q.y.raw_limbs(),
         ]
     };
     let invert8 = |t: &mut [[u64; 5]; 8]| {
@@ -89,6 +118,7 @@ pub(crate) fn add_affine_pairs_vartime(
             *limbs = inv.to_limbs_normalized();
         }
     };
+    let n = out.len();
     let put = |i: usize, x: [u64; 5], y: [u64; 5]| {
         out[i] = AffinePoint {
             x: FieldElement::from_limbs_unchecked(x),
@@ -98,7 +128,7 @@ pub(crate) fn add_affine_pairs_vartime(
     };
     // SAFETY: a `Detected` value exists only if avx512f, avx512ifma and avx512vl were detected
     // on this CPU (see `Detected::detect`), which are exactly the features `add_pairs` enables.
-    unsafe { affine::add_pairs(a.len(), get, invert8, put, &mut buf.0) }
+    unsafe { affine::add_pairs(n, get, invert8, put, &mut buf.0) }
 }
 
 /// The IFMA arm's part of [`crate::backend::PairScratch`]: the forward pass's state.

@@ -53,25 +53,50 @@ pub(crate) struct PairBuf {
 }
 
 /// See [`crate::backend::add_affine_pairs_vartime`]; lengths already checked.
-///
-/// Computed in [`crate::arithmetic::field::FieldElement4x64`] (converted on the way in and out): λ = Δy/Δx with one
-/// inversion for all pairs, x₃ = λ² − x₁ − x₂, y₃ = λ·(x₁ − x₃) − y₁.
 pub(crate) fn add_affine_pairs_vartime(
     a: &[AffinePoint],
     b: &[AffinePoint],
     out: &mut [AffinePoint],
     buf: &mut PairBuf,
 ) {
+    add_pairs(|i| (&a[i], &b[i]), out, buf);
+}
+
+/// See [`crate::backend::add_affine_pairs_gather_vartime`]; lengths and indices already
+/// checked.
+pub(crate) fn add_affine_pairs_gather_vartime(
+    src: &[AffinePoint],
+    pairs: &[[u32; 2]],
+    out: &mut [AffinePoint],
+    buf: &mut PairBuf,
+) {
+    add_pairs(
+        |i| (&src[pairs[i][0] as usize], &src[pairs[i][1] as usize]),
+        out,
+        buf,
+    );
+}
+
+/// `out[i] = p + q` for `(p, q) = get(i)`, `i in 0..out.len()`.
+///
+/// Computed in [`crate::arithmetic::field::FieldElement4x64`] (converted on the way in and out): λ = Δy/Δx with one
+/// inversion for all pairs, x₃ = λ² − x₁ − x₂, y₃ = λ·(x₁ − x₃) − y₁.
+#[inline(always)]
+fn add_pairs<'p>(
+    get: impl Fn(usize) -> (&'p AffinePoint, &'p AffinePoint),
+    out: &mut [AffinePoint],
+    buf: &mut PairBuf,
+) {
     let PairBuf { inv, prefix } = buf;
     inv.clear();
-    inv.extend(
-        a.iter()
-            .zip(b)
-            .map(|(p, q)| F::from_fe(&q.x).sub(&F::from_fe(&p.x))),
-    );
+    inv.extend((0..out.len()).map(|i| {
+        let (p, q) = get(i);
+        F::from_fe(&q.x).sub(&F::from_fe(&p.x))
+    }));
     batch_invert(inv, prefix);
     // A zero Δx was left 0, so that pair gets λ = 0 and the others are unaffected.
-    for (((p, q), inv), o) in a.iter().zip(b).zip(inv.iter()).zip(out.iter_mut()) {
+    for (i, (inv, o)) in inv.iter().zip(out.iter_mut()).enumerate() {
+        let (p, q) = get(i);
         let (x1, y1) = (F::from_fe(&p.x), F::from_fe(&p.y));
         let (x2, y2) = (F::from_fe(&q.x), F::from_fe(&q.y));
         let l = y2.sub(&y1).mul(inv);

@@ -14,13 +14,19 @@
 //!    A pair with equal x is exceptional (the same point twice: double it; P and −P: both
 //!    vanish) and never reaches the shared inversion, where a zero denominator would poison the
 //!    whole round.
-//! 4. **Bucket reduction** per window, in Jacobian coordinates: `S_w = Σ_j (j+1)·B_w,j` by the
-//!    running-sum trick (2 additions per non-empty bucket).
+//! 4. **Batch-affine bucket reduction**: `S_w = Σ_j (j+1)·B_w,j` by the running-sum trick
+//!    (`R += B_w,j; S += R` from the top bucket down), with the running sums of all windows
+//!    advancing together: every half-step is one batch of affine additions sharing one
+//!    inversion, the exceptional cases routed as in step 3. Each window's buckets are cut into
+//!    chunks ([`chunk_len`]) that run as lanes of their own, so a batch holds enough additions
+//!    to pay for its inversion; the chunks of a window are joined at the end in Jacobian
+//!    coordinates (`Σ_t S_t + len·Σ_t t·R_t`).
 //! 5. **Horner** over the windows: `Σ_w 2^(cw)·S_w` with c doublings per window.
 //!
-//! Cost (scalar code): about `W·N` affine additions at ~6 field multiplications each plus a
-//! share of one inversion per round, `2·W·2^(c−1)` Jacobian additions, and 129 doublings. The
-//! window width c is chosen per N from the sweep in `docs/msm-sweep.md` (see [`window_for`]).
+//! Cost: about `W·N` affine additions in step 3 and `2·W·2^(c−1)` in step 4, at ~6 field
+//! multiplications each plus a share of one inversion per batch, about `3·W·2^(c−1)/len`
+//! Jacobian additions to join the chunks, and 129 doublings. The window width c is chosen per
+//! N from the sweep in `docs/benchmarks.md#msm-sweep-and-window-choice` (see [`window_for`]).
 //!
 //! # Variable time
 //! Everything here branches on the scalars and points; public data only.
@@ -29,19 +35,26 @@ use super::recode::{signed_digits_u128, windows_u128};
 use crate::arithmetic::group::{AffinePoint, JacobianPoint};
 use crate::backend;
 
-/// Window widths by point count, from the sweep in `docs/msm-sweep.md`: `(max N, c)`.
+/// Window widths by point count, from the sweep in
+/// `docs/benchmarks.md#msm-sweep-and-window-choice`: `(max N, c)`.
 pub const WINDOWS: &[(usize, usize)] = &[
-    (80, 3),
-    (160, 4),
-    (640, 5),
-    (900, 6),
-    (1800, 7),
-    (2600, 8),
-    (8000, 9),
+    (40, 3),
+    (120, 4),
+    (256, 5),
+    (600, 6),
+    (900, 7),
+    (1400, 8),
+    (2600, 9),
+    (8000, 10),
 ];
 
+/// The most pair additions handed to the backend in one call during accumulation: a round
+/// of all windows at a few thousand points holds tens of thousands of pairs, whose working
+/// memory would not stay in cache between the forward and the backward pass.
+pub const PAIR_BLOCK: usize = 512;
+
 /// The largest window width used (for N beyond the table).
-pub const MAX_WINDOW: usize = 10;
+pub const MAX_WINDOW: usize = 11;
 
 /// The window width used for `n` points.
 pub fn window_for(n: usize) -> usize {
@@ -54,26 +67,27 @@ pub fn window_for(n: usize) -> usize {
 /// Reusable buffers for [`msm_vartime`].
 #[derive(Debug, Default)]
 pub struct Scratch {
-    /// Per input point: the point and its negation (index 2i, 2i + 1).
-    signed: Vec<AffinePoint>,
+    /// Every point a bucket can hold, by index: per input point the point and its negation
+    /// (index 2i, 2i + 1), then the sums of each accumulation round, appended.
+    pool: Vec<AffinePoint>,
     /// Per (point, window) with a non-zero digit: `(bucket, signed index)`.
     entries: Vec<(u32, u32)>,
-    /// Bucket start offsets into the current round's points (len = buckets + 1).
+    /// Bucket start offsets into the current round's indices (len = buckets + 1).
     start: Vec<u32>,
     next_start: Vec<u32>,
-    cur: Vec<AffinePoint>,
-    next: Vec<AffinePoint>,
-    a: Vec<AffinePoint>,
-    b: Vec<AffinePoint>,
-    out: Vec<AffinePoint>,
-    /// Where each pair's sum goes in `next`.
-    slot: Vec<u32>,
-    /// Exceptional doublings: (slot in `next`, point).
+    /// The current and the next round's buckets, as indices into `pool`.
+    cur: Vec<u32>,
+    next: Vec<u32>,
+    /// This round's additions: indices into `pool` of the two points of each pair.
+    pair_idx: Vec<[u32; 2]>,
+    /// Exceptional doublings: (pair slot of the round, point).
     dbl: Vec<(u32, JacobianPoint)>,
     dbl_jac: Vec<JacobianPoint>,
     dbl_aff: Vec<AffinePoint>,
     /// The pair additions' working memory.
     pairs: backend::PairScratch,
+    /// The bucket reduction's lanes and working memory.
+    reduce: ReduceBuf,
 }
 
 /// Equality of two normalized field elements, limb by limb (the lowest limb almost always
@@ -163,12 +177,16 @@ pub fn msm_two_threads_vartime(
         high
     };
     let high = std::thread::scope(|scope| {
-        let h = scope.spawn(|| helper(s1));
+        // The OS may refuse the thread: then the calling thread does both halves.
+        let h = crate::spawn::try_spawn_scoped(scope, || helper(&mut *s1));
         window_sums_vartime(points, scalars, c, 0..mid, shared_low, s0, &mut low);
-        h.join()
+        h.map(|h| h.join())
     });
-    // The helper thread panicked (it cannot, short of a bug): redo its part here.
-    let high = high.unwrap_or_else(|_| helper(&mut Scratch::default()));
+    let high = match high {
+        Some(Ok(high)) => high,
+        // No thread, or the helper panicked (it cannot, short of a bug): its part runs here.
+        _ => helper(s1),
+    };
     // low = S_0..S_(mid−1) [, S_mid(first half)]; high = S_(mid+odd).. [, S_mid(second half)].
     if odd {
         let (Some(&part_low), Some((&part_high, high))) = (low.last(), high.split_last()) else {
@@ -216,12 +234,12 @@ fn window_sums_vartime(
     let nbuckets = slots * half;
 
     // 1. Digits, and the signed copies of every point.
-    s.signed.clear();
+    s.pool.clear();
     s.entries.clear();
     let mut digits = [0i32; 129];
     for (i, (p, &k)) in points.iter().zip(scalars).enumerate() {
-        s.signed.push(*p);
-        s.signed.push(p.neg());
+        s.pool.push(*p);
+        s.pool.push(p.neg());
         if k == 0 || p.is_infinity() {
             continue;
         }
@@ -241,7 +259,7 @@ fn window_sums_vartime(
         }
     }
 
-    // 2. Counting sort by bucket.
+    // 2. Counting sort by bucket (of indices: no point moves).
     s.start.clear();
     s.start.resize(nbuckets + 1, 0);
     for &(b, _) in &s.entries {
@@ -251,51 +269,51 @@ fn window_sums_vartime(
         s.start[j + 1] += s.start[j];
     }
     s.cur.clear();
-    s.cur.resize(s.entries.len(), AffinePoint::IDENTITY);
+    s.cur.resize(s.entries.len(), 0);
     {
         // `next_start` doubles as the fill cursor here.
         s.next_start.clear();
         s.next_start.extend_from_slice(&s.start);
         for &(b, idx) in &s.entries {
             let pos = &mut s.next_start[b as usize];
-            s.cur[*pos as usize] = s.signed[idx as usize];
+            s.cur[*pos as usize] = idx;
             *pos += 1;
         }
     }
 
-    // 3. Rounds of pairwise affine additions, all buckets of all windows together.
+    // 3. Rounds of pairwise affine additions, all buckets of all windows together. A round's
+    // sums are appended to the pool; the buckets of the next round are their indices (and
+    // the index of an odd bucket's last point, which stays where it is).
     loop {
-        let mut any_pair = false;
-        s.a.clear();
-        s.b.clear();
-        s.slot.clear();
+        let base = s.pool.len();
+        s.pair_idx.clear();
         s.dbl.clear();
         s.next.clear();
         s.next_start.clear();
+        let mut any_pair = false;
         for j in 0..nbuckets {
             s.next_start.push(s.next.len() as u32);
             let bucket = &s.cur[s.start[j] as usize..s.start[j + 1] as usize];
             let mut pairs = bucket.chunks_exact(2);
             for pq in &mut pairs {
                 any_pair = true;
-                let (p, q) = (&pq[0], &pq[1]);
+                let (p, q) = (&s.pool[pq[0] as usize], &s.pool[pq[1] as usize]);
                 if same_limbs(&p.x, &q.x) {
                     if same_limbs(&p.y, &q.y) {
-                        // The same point twice: a doubling (never the identity: secp256k1 has
-                        // no point of order 2).
+                        // The same point twice: a doubling (never the identity: secp256k1
+                        // has no point of order 2). Its pair slot gets a harmless λ = 0 sum
+                        // from the backend, overwritten below.
                         s.dbl.push((
-                            s.next.len() as u32,
+                            s.pair_idx.len() as u32,
                             JacobianPoint::from_affine(p).double_vartime(),
                         ));
-                        s.next.push(AffinePoint::IDENTITY);
+                    } else {
+                        // P + (−P): nothing is left of the pair.
+                        continue;
                     }
-                    // Otherwise P + (−P): nothing is left of the pair.
-                } else {
-                    s.a.push(*p);
-                    s.b.push(*q);
-                    s.slot.push(s.next.len() as u32);
-                    s.next.push(AffinePoint::IDENTITY);
                 }
+                s.next.push((base + s.pair_idx.len()) as u32);
+                s.pair_idx.push([pq[0], pq[1]]);
             }
             if let [last] = pairs.remainder() {
                 s.next.push(*last);
@@ -305,32 +323,207 @@ fn window_sums_vartime(
         if !any_pair {
             break;
         }
-        s.out.clear();
-        s.out.resize(s.a.len(), AffinePoint::IDENTITY);
-        backend::add_affine_pairs_in_vartime(&s.a, &s.b, &mut s.out, &mut s.pairs);
-        for (sum, &slot) in s.out.iter().zip(&s.slot) {
-            s.next[slot as usize] = *sum;
+        s.pool
+            .resize(base + s.pair_idx.len(), AffinePoint::IDENTITY);
+        let (src, out) = s.pool.split_at_mut(base);
+        // In blocks: each block's working memory stays in cache, at the price of one
+        // inversion per block.
+        for (pairs, out) in s
+            .pair_idx
+            .chunks(PAIR_BLOCK)
+            .zip(out.chunks_mut(PAIR_BLOCK))
+        {
+            backend::add_affine_pairs_gather_vartime(src, pairs, out, &mut s.pairs);
         }
         if !s.dbl.is_empty() {
             s.dbl_jac.clear();
             s.dbl_jac.extend(s.dbl.iter().map(|d| d.1));
             JacobianPoint::batch_to_affine_vartime(&s.dbl_jac, &mut s.dbl_aff);
             for (p, d) in s.dbl_aff.iter().zip(&s.dbl) {
-                s.next[d.0 as usize] = *p;
+                out[d.0 as usize] = *p;
             }
         }
         core::mem::swap(&mut s.cur, &mut s.next);
         core::mem::swap(&mut s.start, &mut s.next_start);
     }
 
-    // 4. Bucket reduction per window (running sums, Jacobian).
+    // 4. Bucket reduction, batch-affine, all windows together.
+    let len = chunk_len(slots, half);
+    let (pool, cur, start) = (&s.pool, &s.cur, &s.start);
+    let bucket =
+        |b: usize| (start[b] != start[b + 1]).then(|| &pool[cur[start[b] as usize] as usize]);
+    reduce_batch_affine(slots, half, len, bucket, &mut s.reduce, out);
+}
+
+/// The chunk length of the batch-affine bucket reduction for `slots` windows of `half`
+/// buckets: the power of two nearest `√(slots·half/2)`, at most `half`.
+///
+/// Each window's buckets are cut into `half / len` chunks that run their own running sums in
+/// parallel lanes: `2·len` rounds of additions, each with one shared inversion, then about three
+/// Jacobian additions per chunk to join the chunks. The square root balances the two.
+pub fn chunk_len(slots: usize, half: usize) -> usize {
+    let target = ((slots * half) as f64 / 2.0).sqrt();
+    let mut len = 1usize;
+    while len < half && (2 * len) as f64 <= target * core::f64::consts::SQRT_2 {
+        len *= 2;
+    }
+    len
+}
+
+/// Working memory of the batch-affine bucket reduction.
+#[derive(Debug, Default)]
+pub(crate) struct ReduceBuf {
+    /// Per lane (window, chunk): the running sum and the weighted sum, affine (identity =
+    /// `infinity`).
+    running: Vec<AffinePoint>,
+    sum: Vec<AffinePoint>,
+    round: LaneRound,
+}
+
+/// One round of lane additions `acc[l] += addend(l)`: the pairs for the shared inversion and
+/// the exceptional doublings.
+#[derive(Debug, Default)]
+struct LaneRound {
+    a: Vec<AffinePoint>,
+    b: Vec<AffinePoint>,
+    out: Vec<AffinePoint>,
+    lane: Vec<u32>,
+    dbl: Vec<(u32, JacobianPoint)>,
+    dbl_jac: Vec<JacobianPoint>,
+    dbl_aff: Vec<AffinePoint>,
+    pairs: backend::PairScratch,
+}
+
+impl LaneRound {
+    /// `acc[l] = acc[l] + addend(l)` for every lane, with one shared inversion (absent addends
+    /// leave the lane alone). The cases the shared inversion cannot take are routed as in the
+    /// accumulation: an identity on either side is a copy, the same point twice a doubling,
+    /// P + (−P) the identity.
+    fn add<'p>(
+        &mut self,
+        acc: &mut [AffinePoint],
+        addend: impl Fn(usize) -> Option<&'p AffinePoint>,
+    ) {
+        self.a.clear();
+        self.b.clear();
+        self.lane.clear();
+        self.dbl.clear();
+        for (l, p) in acc.iter_mut().enumerate() {
+            let Some(q) = addend(l) else { continue };
+            if q.infinity {
+                continue;
+            }
+            if p.infinity {
+                *p = *q;
+            } else if same_limbs(&p.x, &q.x) {
+                if same_limbs(&p.y, &q.y) {
+                    self.dbl
+                        .push((l as u32, JacobianPoint::from_affine(p).double_vartime()));
+                } else {
+                    *p = AffinePoint::IDENTITY;
+                }
+            } else {
+                self.a.push(*p);
+                self.b.push(*q);
+                self.lane.push(l as u32);
+            }
+        }
+        if !self.a.is_empty() {
+            self.out.clear();
+            self.out.resize(self.a.len(), AffinePoint::IDENTITY);
+            backend::add_affine_pairs_in_vartime(&self.a, &self.b, &mut self.out, &mut self.pairs);
+            for (sum, &l) in self.out.iter().zip(&self.lane) {
+                acc[l as usize] = *sum;
+            }
+        }
+        if !self.dbl.is_empty() {
+            self.dbl_jac.clear();
+            self.dbl_jac.extend(self.dbl.iter().map(|d| d.1));
+            JacobianPoint::batch_to_affine_vartime(&self.dbl_jac, &mut self.dbl_aff);
+            for (p, d) in self.dbl_aff.iter().zip(&self.dbl) {
+                acc[d.0 as usize] = *p;
+            }
+        }
+    }
+}
+
+/// Step 4, batch-affine: appends `S_w = Σ_j (j+1)·B_w,j` for `w in 0..slots` to `out`, where
+/// `bucket(w·half + j)` is `B_w,j` (`None` when empty).
+///
+/// Every window's buckets are cut into chunks of `len` (a power of two dividing `half`); lane
+/// (w, t) runs the running-sum trick over buckets `t·len .. (t+1)·len` of window w, highest
+/// first: `R += B; S += R`, all lanes together, one shared inversion per half-step. Then per
+/// window, in Jacobian coordinates, `S_w = Σ_t S_t + len·Σ_t t·R_t` (the second sum by the
+/// running-sum trick over the chunks, then log₂(len) doublings).
+fn reduce_batch_affine<'p>(
+    slots: usize,
+    half: usize,
+    len: usize,
+    bucket: impl Fn(usize) -> Option<&'p AffinePoint>,
+    buf: &mut ReduceBuf,
+    out: &mut Vec<JacobianPoint>,
+) {
+    debug_assert!(len.is_power_of_two() && half % len == 0);
+    let chunks = half / len;
+    let lanes = slots * chunks;
+    let ReduceBuf {
+        running,
+        sum,
+        round,
+    } = buf;
+    running.clear();
+    running.resize(lanes, AffinePoint::IDENTITY);
+    sum.clear();
+    sum.resize(lanes, AffinePoint::IDENTITY);
+    // Lane l = w·chunks + t covers buckets w·half + t·len + (0..len).
+    for i in (0..len).rev() {
+        round.add(running, |l| bucket(l * len + i));
+        round.add(sum, |l| Some(&running[l]));
+    }
+    let doublings = len.trailing_zeros();
+    for w in 0..slots {
+        let lanes = w * chunks..(w + 1) * chunks;
+        let (running, sum) = (&running[lanes.clone()], &sum[lanes]);
+        // Σ_t t·R_t.
+        let mut run = JacobianPoint::IDENTITY;
+        let mut weighted = JacobianPoint::IDENTITY;
+        for r in running[1..].iter().rev() {
+            if !r.infinity {
+                run = run.add_affine_vartime(r);
+            }
+            if !run.is_infinity() {
+                weighted = weighted.add_vartime(&run);
+            }
+        }
+        if !weighted.is_infinity() {
+            for _ in 0..doublings {
+                weighted = weighted.double_vartime();
+            }
+        }
+        for s in sum {
+            if !s.infinity {
+                weighted = weighted.add_affine_vartime(s);
+            }
+        }
+        out.push(weighted);
+    }
+}
+
+/// The serial twin of [`reduce_batch_affine`]: the running-sum trick per window in Jacobian
+/// coordinates, one bucket at a time.
+#[cfg(test)]
+fn reduce_serial<'p>(
+    slots: usize,
+    half: usize,
+    bucket: impl Fn(usize) -> Option<&'p AffinePoint>,
+    out: &mut Vec<JacobianPoint>,
+) {
     for w in 0..slots {
         let mut running = JacobianPoint::IDENTITY;
         let mut sum = JacobianPoint::IDENTITY;
         for j in (0..half).rev() {
-            let b = w * half + j;
-            if s.start[b] != s.start[b + 1] {
-                running = running.add_affine_vartime(&s.cur[s.start[b] as usize]);
+            if let Some(b) = bucket(w * half + j) {
+                running = running.add_affine_vartime(b);
             }
             if !running.is_infinity() {
                 sum = sum.add_vartime(&running);
@@ -388,6 +581,97 @@ mod tests {
                     "c {c} n {n} again"
                 );
             }
+        }
+    }
+
+    /// Buckets for `slots` windows of `half`: empty, random, repeated (equal running sums and
+    /// buckets: doublings), and negations (cancellations), chosen by `seed`.
+    fn bucket_mix(slots: usize, half: usize, seed: u64) -> Vec<Option<AffinePoint>> {
+        let (pts, _) = random_terms(4, seed);
+        let mut st = seed.wrapping_mul(0x2545_f491_4f6c_dd1d) | 1;
+        (0..slots * half)
+            .map(|_| {
+                st ^= st << 13;
+                st ^= st >> 7;
+                st ^= st << 17;
+                let p = pts[(st >> 8) as usize % 4];
+                match st % 8 {
+                    0 | 1 => None,
+                    2 => Some(p.neg()),
+                    3 => Some(pts[0]),
+                    _ => Some(p),
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn batch_affine_reduction_matches_its_serial_twin() {
+        for (c, slots) in [(2usize, 3usize), (3, 5), (4, 2), (5, 7), (6, 3), (8, 2)] {
+            let half = 1usize << (c - 1);
+            for seed in 0..6u64 {
+                let buckets = bucket_mix(slots, half, seed * 31 + c as u64);
+                let get = |b: usize| buckets[b].as_ref();
+                let mut want = Vec::new();
+                reduce_serial(slots, half, get, &mut want);
+                let mut len = 1;
+                while len <= half {
+                    let mut got = Vec::new();
+                    reduce_batch_affine(slots, half, len, get, &mut ReduceBuf::default(), &mut got);
+                    assert_eq!(got.len(), slots);
+                    for (w, (g, e)) in got.iter().zip(&want).enumerate() {
+                        assert!(
+                            g.eq_vartime(e),
+                            "c {c} slots {slots} seed {seed} len {len} window {w}"
+                        );
+                    }
+                    len *= 2;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn batch_affine_reduction_cancels_to_the_identity() {
+        // B_3 = P, B_2 = −P: the running sum cancels to the identity after two buckets (the
+        // P + (−P) route) and stays there while the weighted sum carries on.
+        let (pts, _) = random_terms(1, 5);
+        let p = pts[0];
+        let buckets = [None, None, Some(p.neg()), Some(p)];
+        let get = |b: usize| buckets[b].as_ref();
+        for len in [1usize, 2, 4] {
+            let mut got = Vec::new();
+            reduce_batch_affine(1, 4, len, get, &mut ReduceBuf::default(), &mut got);
+            // S = 4·P + 3·(−P) = P.
+            assert!(got[0]
+                .add_vartime(&JacobianPoint::from_affine(&p).neg())
+                .is_infinity());
+        }
+    }
+
+    #[test]
+    fn chunk_len_is_a_power_of_two_within_the_window() {
+        for c in 2..=16usize {
+            let half = 1usize << (c - 1);
+            for slots in [1usize, 2, 7, 13, 65] {
+                let len = chunk_len(slots, half);
+                assert!(len.is_power_of_two() && len <= half, "c {c} slots {slots}");
+            }
+        }
+    }
+
+    #[test]
+    fn two_threads_without_a_thread_run_on_the_caller() {
+        for c in [3usize, 6] {
+            let (pts, ks) = random_terms(57, c as u64 + 400);
+            let (mut s0, mut s1) = (Scratch::default(), Scratch::default());
+            let got = crate::spawn::with_spawns_refused(|| {
+                msm_two_threads_vartime(&pts, &ks, c, [&mut s0, &mut s1])
+            });
+            assert!(
+                got.add_vartime(&naive(&pts, &ks).neg()).is_infinity(),
+                "c {c}"
+            );
         }
     }
 
