@@ -16,7 +16,7 @@ fn nostr_paths_resolve_to_the_nostr_crate_under_a_glob_import() {
     let event = nostr::event::EventBuilder::new(nostr::event::Kind::TextNote, "glob")
         .finalize(&keys)
         .expect("signed");
-    let events = vec![event];
+    let events = [event];
     assert_eq!(events.verify_batch(), [Verdict::Valid]);
     assert_eq!(compute_id(&events[0]), events[0].id.to_bytes());
 }
