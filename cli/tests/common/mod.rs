@@ -65,8 +65,16 @@ impl Drop for TempDir {
 
 /// Runs the binary with `args`, feeding `stdin` (empty when `None`).
 pub(crate) fn run(args: &[&str], stdin: Option<&[u8]>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_nostr-verify"))
-        .args(args)
+    spawn_and_feed(
+        Command::new(env!("CARGO_BIN_EXE_nostr-verify")).args(args),
+        stdin,
+    )
+}
+
+/// Starts `cmd` with piped standard streams, writes `stdin` (empty when `None`) from a thread,
+/// and collects its output.
+fn spawn_and_feed(cmd: &mut Command, stdin: Option<&[u8]>) -> Output {
+    let mut child = cmd
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -143,22 +151,12 @@ pub(crate) fn s(path: &Path) -> &str {
 
 /// Runs the binary with `args` in the directory `dir`, feeding `stdin`.
 pub(crate) fn run_in(dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_nostr-verify"))
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start nostr-verify");
-    let input = stdin.map(<[u8]>::to_vec).unwrap_or_default();
-    let mut pipe = child.stdin.take().expect("stdin pipe");
-    let writer = std::thread::spawn(move || {
-        let _ = pipe.write_all(&input);
-    });
-    let out = child.wait_with_output().expect("wait for nostr-verify");
-    writer.join().expect("stdin writer");
-    out
+    spawn_and_feed(
+        Command::new(env!("CARGO_BIN_EXE_nostr-verify"))
+            .args(args)
+            .current_dir(dir),
+        stdin,
+    )
 }
 
 /// An event line whose `content` makes it `len` bytes long. Its id is wrong (so the line is an
