@@ -48,7 +48,10 @@
 //! * **Fair scheduling.** Each peer's batches wait in its own lane, oldest first; the workers
 //!   serve the lanes round-robin, one batch per turn. A peer that floods the service only
 //!   lengthens its own lane: another peer's batch waits for at most one turn of each peer
-//!   ahead of it in the ring, not for the whole flood. A demoted peer's events are checked one
+//!   ahead of it in the ring, not for the whole flood. And while another peer has handed in a
+//!   batch within the last second, no peer holds every worker (with two or more): one worker
+//!   stays free of it, so an honest batch does not wait for a flooding peer's turn to end. A
+//!   peer alone uses every worker. A demoted peer's events are checked one
 //!   at a time, which costs several times as much per event, so its turn is an eighth of
 //!   `max_batch` events, about the time of a full batch; the rest of its batch waits for the
 //!   next turn.
@@ -550,11 +553,53 @@ struct Queue<E> {
     queued_jobs: usize,
     queued_events: usize,
     closed: bool,
+    /// Per lane: batches of that peer being verified now.
+    busy: HashMap<u64, usize>,
+    /// Per lane: when that peer last handed in a batch (peers active within
+    /// [`ACTIVE_WINDOW`]; older entries are pruned when a batch comes in).
+    active: HashMap<u64, Instant>,
 }
 
+/// A peer that handed in a batch this recently counts as active: while another peer is active,
+/// no peer may hold every worker (see [`Queue::pop`]).
+const ACTIVE_WINDOW: Duration = Duration::from_secs(1);
+
 impl<E> Queue<E> {
+    fn new() -> Self {
+        Queue {
+            lanes: HashMap::new(),
+            ring: VecDeque::new(),
+            queued_jobs: 0,
+            queued_events: 0,
+            closed: false,
+            busy: HashMap::new(),
+            active: HashMap::new(),
+        }
+    }
+
     fn push(&mut self, job: Job<E>) {
+        let now = Instant::now();
+        self.active
+            .retain(|_, t| now.saturating_duration_since(*t) < ACTIVE_WINDOW);
+        self.active.insert(job.peer.lane, now);
         self.enter(job, false);
+    }
+
+    /// Whether a peer other than `lane` handed in a batch within [`ACTIVE_WINDOW`].
+    fn other_active(&self, lane: u64, now: Instant) -> bool {
+        self.active
+            .iter()
+            .any(|(&l, &t)| l != lane && now.saturating_duration_since(t) < ACTIVE_WINDOW)
+    }
+
+    /// A batch of `lane` is done (or its turn is over).
+    fn finished(&mut self, lane: u64) {
+        if let Some(n) = self.busy.get_mut(&lane) {
+            *n -= 1;
+            if *n == 0 {
+                self.busy.remove(&lane);
+            }
+        }
     }
 
     /// Puts back a batch that has had its turn but is not done: first in its lane, whose next
@@ -578,11 +623,24 @@ impl<E> Queue<E> {
         }
     }
 
-    /// The oldest batch of the peer whose turn it is; the peer goes to the back of the ring.
-    fn pop(&mut self) -> Option<Job<E>> {
-        let lane = self.ring.pop_front()?;
+    /// The oldest batch of the first peer in the ring that may take a worker now; that peer
+    /// goes to the back of the ring. With `workers` > 1, a peer already holding `workers - 1`
+    /// workers is passed over while another peer is active (one worker stays free for the
+    /// others, so a flooding peer cannot make an honest batch wait for a turn); a peer alone
+    /// uses every worker, and so does everyone once the queue is closed.
+    fn pop(&mut self, workers: usize) -> Option<Job<E>> {
+        let now = Instant::now();
+        let cap = workers.saturating_sub(1).max(1);
+        let pos = self.ring.iter().position(|&lane| {
+            self.closed
+                || workers < 2
+                || self.busy.get(&lane).copied().unwrap_or(0) < cap
+                || !self.other_active(lane, now)
+        })?;
+        let lane = self.ring.remove(pos)?;
         let jobs = self.lanes.get_mut(&lane)?;
         let job = jobs.pop_front()?;
+        *self.busy.entry(lane).or_default() += 1;
         if jobs.is_empty() {
             self.lanes.remove(&lane);
         } else {
@@ -661,13 +719,7 @@ impl<E: EventView + Send + 'static> Shared<E> {
         Shared {
             permits: Arc::new(Semaphore::new(config.capacity)),
             closing: AtomicBool::new(false),
-            queue: Mutex::new(Queue {
-                lanes: HashMap::new(),
-                ring: VecDeque::new(),
-                queued_jobs: 0,
-                queued_events: 0,
-                closed: false,
-            }),
+            queue: Mutex::new(Queue::new()),
             queue_cv: Condvar::new(),
             timers: Mutex::new(Timers {
                 entries: VecDeque::new(),
@@ -823,19 +875,30 @@ impl<E: EventView + Send + 'static> Shared<E> {
             let job = {
                 let mut q = lock(&self.queue);
                 loop {
-                    if let Some(job) = q.pop() {
+                    let workers = self.counters.workers.load(Relaxed) as usize;
+                    if let Some(job) = q.pop(workers) {
                         break job;
                     }
-                    if q.closed {
+                    if q.closed && q.queued_jobs == 0 {
                         return;
                     }
-                    q = self.queue_cv.wait(q).unwrap_or_else(|e| e.into_inner());
+                    // Nothing this worker may take: new batches, finished turns and the end of
+                    // another peer's activity window wake it.
+                    q = self
+                        .queue_cv
+                        .wait_timeout(q, ACTIVE_WINDOW)
+                        .unwrap_or_else(|e| e.into_inner())
+                        .0;
                 }
             };
             let n = job.events.len() as u64;
+            let lane = job.peer.lane;
             // A panic drops the job while unwinding: its `Reply` answers the tickets `Lost`
             // and its permits go back. No lock is held across `run`.
-            if catch_unwind(AssertUnwindSafe(|| self.run(job))).is_err() {
+            let outcome = catch_unwind(AssertUnwindSafe(|| self.run(job)));
+            lock(&self.queue).finished(lane);
+            self.queue_cv.notify_all();
+            if outcome.is_err() {
                 self.counters.lost.fetch_add(n, Relaxed);
                 // The thread-local verifier may have been left mid-operation: hand over to a
                 // fresh thread. If the OS refuses one, carry on here rather than lose a worker.
@@ -1326,6 +1389,78 @@ impl<E> Future for Ticket<E> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn job_of(lane: u64) -> Job<u32> {
+        Job {
+            peer: Arc::new(Peer {
+                lane,
+                permits: Arc::new(Semaphore::new(1)),
+                reputation: Mutex::new(Reputation::new(Instant::now())),
+                key: None,
+            }),
+            events: vec![lane as u32],
+            reply: Reply::new(),
+            permits: None,
+            panic: false,
+            verdicts: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_peer_never_holds_every_worker_while_another_is_active() {
+        let lanes = |q: &mut Queue<u32>, workers| {
+            let mut taken = Vec::new();
+            while let Some(job) = q.pop(workers) {
+                taken.push(job.peer.lane);
+            }
+            taken
+        };
+        // Alone, a peer takes every worker.
+        let mut q = Queue::new();
+        for _ in 0..3 {
+            q.push(job_of(1));
+        }
+        assert_eq!(lanes(&mut q, 3), [1, 1, 1]);
+
+        // Peer 2 was active a moment ago (its batch is being verified now): peer 1 gets at
+        // most workers - 1 of them, and its next batch waits for one to finish.
+        let mut q = Queue::new();
+        q.push(job_of(2));
+        assert_eq!(lanes(&mut q, 3), [2]);
+        for _ in 0..3 {
+            q.push(job_of(1));
+        }
+        assert_eq!(lanes(&mut q, 3), [1, 1]);
+        q.finished(1);
+        assert_eq!(lanes(&mut q, 3), [1]);
+        // Peer 2's next batch is not held back by peer 1's.
+        q.push(job_of(2));
+        assert_eq!(lanes(&mut q, 3), [2]);
+
+        // One worker: nobody is held back. A closed queue drains with every worker.
+        let mut q = Queue::new();
+        q.push(job_of(2));
+        q.push(job_of(1));
+        q.push(job_of(1));
+        assert_eq!(lanes(&mut q, 1), [2, 1, 1]);
+        let mut q = Queue::new();
+        q.push(job_of(2));
+        q.push(job_of(1));
+        q.push(job_of(1));
+        q.closed = true;
+        assert_eq!(lanes(&mut q, 2), [2, 1, 1]);
+
+        // Once the other peer's activity is older than the window, the rule lifts.
+        let mut q = Queue::new();
+        q.push(job_of(2));
+        assert_eq!(lanes(&mut q, 2), [2]);
+        q.push(job_of(1));
+        q.push(job_of(1));
+        assert_eq!(lanes(&mut q, 2), [1]);
+        let past = Instant::now() - ACTIVE_WINDOW;
+        q.active.insert(2, past);
+        assert_eq!(lanes(&mut q, 2), [1]);
+    }
 
     fn rt() -> tokio::runtime::Runtime {
         tokio::runtime::Builder::new_current_thread()
