@@ -335,14 +335,7 @@ fn window_sums_vartime(
         {
             backend::add_affine_pairs_gather_vartime(src, pairs, out, &mut s.pairs);
         }
-        if !s.dbl.is_empty() {
-            s.dbl_jac.clear();
-            s.dbl_jac.extend(s.dbl.iter().map(|d| d.1));
-            JacobianPoint::batch_to_affine_vartime(&s.dbl_jac, &mut s.dbl_aff);
-            for (p, d) in s.dbl_aff.iter().zip(&s.dbl) {
-                out[d.0 as usize] = *p;
-            }
-        }
+        scatter_doublings(&s.dbl, &mut s.dbl_jac, &mut s.dbl_aff, out);
         core::mem::swap(&mut s.cur, &mut s.next);
         core::mem::swap(&mut s.start, &mut s.next_start);
     }
@@ -436,14 +429,7 @@ impl LaneRound {
                 acc[l as usize] = *sum;
             }
         }
-        if !self.dbl.is_empty() {
-            self.dbl_jac.clear();
-            self.dbl_jac.extend(self.dbl.iter().map(|d| d.1));
-            JacobianPoint::batch_to_affine_vartime(&self.dbl_jac, &mut self.dbl_aff);
-            for (p, d) in self.dbl_aff.iter().zip(&self.dbl) {
-                acc[d.0 as usize] = *p;
-            }
-        }
+        scatter_doublings(&self.dbl, &mut self.dbl_jac, &mut self.dbl_aff, acc);
     }
 }
 
@@ -506,6 +492,25 @@ fn reduce_batch_affine<'p>(
             }
         }
         out.push(weighted);
+    }
+}
+
+/// The doublings of a round (equal points paired with themselves, computed in Jacobian
+/// coordinates), converted with one shared inversion and written to their slots of `out`.
+fn scatter_doublings(
+    dbl: &[(u32, JacobianPoint)],
+    jac: &mut Vec<JacobianPoint>,
+    aff: &mut Vec<AffinePoint>,
+    out: &mut [AffinePoint],
+) {
+    if dbl.is_empty() {
+        return;
+    }
+    jac.clear();
+    jac.extend(dbl.iter().map(|d| d.1));
+    JacobianPoint::batch_to_affine_vartime(jac, aff);
+    for (p, d) in aff.iter().zip(dbl) {
+        out[d.0 as usize] = *p;
     }
 }
 
