@@ -1,11 +1,16 @@
-//! Profiling helper: verifies the same 1024-signature batch (all distinct keys, cold cache
-//! each time) in a loop, for `perf record`. `cargo run --release --example profile_batch`.
+//! Profiling helper: verifies the same batch (`N` signatures, default 1024, by `KEYS` keys,
+//! default all distinct; cold key cache each time) in a loop (`ITERS`), for `perf record`.
+//! `cargo run --release --example profile_batch`.
 
 use nostr_verify::{SigRef, Verifier};
 use secp256k1::{Keypair, Secp256k1};
 
 fn main() {
     let keys: usize = std::env::var("KEYS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1024);
+    let n: usize = std::env::var("N")
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(1024);
@@ -16,7 +21,7 @@ fn main() {
     let s = Secp256k1::new();
     let mut rng = rand::thread_rng();
     let kps: Vec<Keypair> = (0..keys).map(|_| Keypair::new(&s, &mut rng)).collect();
-    let owned: Vec<([u8; 32], [u8; 32], [u8; 64])> = (0..1024)
+    let owned: Vec<([u8; 32], [u8; 32], [u8; 64])> = (0..n)
         .map(|i| {
             let msg = [(i % 251) as u8; 32];
             let kp = &kps[i % keys];

@@ -68,7 +68,8 @@ pub fn window_for(n: usize) -> usize {
 #[derive(Debug, Default)]
 pub struct Scratch {
     /// Every point a bucket can hold, by index: per input point the point and its negation
-    /// (index 2i, 2i + 1), then the sums of each accumulation round, appended.
+    /// (index 2i, 2i + 1), then the sums of each accumulation round, appended. Only grows:
+    /// slots past those written in the current call hold stale points and are never read.
     pool: Vec<AffinePoint>,
     /// Per (point, window) with a non-zero digit: `(bucket, signed index)`.
     entries: Vec<(u32, u32)>,
@@ -80,8 +81,10 @@ pub struct Scratch {
     next: Vec<u32>,
     /// This round's additions: indices into `pool` of the two points of each pair.
     pair_idx: Vec<[u32; 2]>,
-    /// Exceptional doublings: (pair slot of the round, point).
+    /// A block's exceptional pairs: doublings (slot in the block, point) and cancellations
+    /// (slot in the block).
     dbl: Vec<(u32, JacobianPoint)>,
+    cancel: Vec<u32>,
     dbl_jac: Vec<JacobianPoint>,
     dbl_aff: Vec<AffinePoint>,
     /// The pair additions' working memory.
@@ -233,13 +236,18 @@ fn window_sums_vartime(
     let slots = wins.len() + part.is_some() as usize;
     let nbuckets = slots * half;
 
-    // 1. Digits, and the signed copies of every point.
-    s.pool.clear();
+    // 1. Digits, and the signed copies of every point. The pool is only ever grown: its
+    // slots are overwritten before they are read (every index used below was written in this
+    // call), so a reused scratch pays no initialisation.
+    let mut used = 2 * points.len();
+    if s.pool.len() < used {
+        s.pool.resize(used, AffinePoint::IDENTITY);
+    }
     s.entries.clear();
     let mut digits = [0i32; 129];
     for (i, (p, &k)) in points.iter().zip(scalars).enumerate() {
-        s.pool.push(*p);
-        s.pool.push(p.neg());
+        s.pool[2 * i] = *p;
+        s.pool[2 * i + 1] = p.neg();
         if k == 0 || p.is_infinity() {
             continue;
         }
@@ -282,36 +290,20 @@ fn window_sums_vartime(
     }
 
     // 3. Rounds of pairwise affine additions, all buckets of all windows together. A round's
-    // sums are appended to the pool; the buckets of the next round are their indices (and
-    // the index of an odd bucket's last point, which stays where it is).
+    // sums go to the pool after its last used slot; the buckets of the next round are their
+    // indices (and the index of an odd bucket's last point, which stays where it is). The
+    // pairing reads no point: the exceptional pairs are found block by block just before the
+    // backend adds the block, while its points are being brought into cache anyway.
     loop {
-        let base = s.pool.len();
+        let base = used;
         s.pair_idx.clear();
-        s.dbl.clear();
         s.next.clear();
         s.next_start.clear();
-        let mut any_pair = false;
         for j in 0..nbuckets {
             s.next_start.push(s.next.len() as u32);
             let bucket = &s.cur[s.start[j] as usize..s.start[j + 1] as usize];
             let mut pairs = bucket.chunks_exact(2);
             for pq in &mut pairs {
-                any_pair = true;
-                let (p, q) = (&s.pool[pq[0] as usize], &s.pool[pq[1] as usize]);
-                if same_limbs(&p.x, &q.x) {
-                    if same_limbs(&p.y, &q.y) {
-                        // The same point twice: a doubling (never the identity: secp256k1
-                        // has no point of order 2). Its pair slot gets a harmless λ = 0 sum
-                        // from the backend, overwritten below.
-                        s.dbl.push((
-                            s.pair_idx.len() as u32,
-                            JacobianPoint::from_affine(p).double_vartime(),
-                        ));
-                    } else {
-                        // P + (−P): nothing is left of the pair.
-                        continue;
-                    }
-                }
                 s.next.push((base + s.pair_idx.len()) as u32);
                 s.pair_idx.push([pq[0], pq[1]]);
             }
@@ -320,22 +312,52 @@ fn window_sums_vartime(
             }
         }
         s.next_start.push(s.next.len() as u32);
-        if !any_pair {
+        if s.pair_idx.is_empty() {
             break;
         }
-        s.pool
-            .resize(base + s.pair_idx.len(), AffinePoint::IDENTITY);
+        used = base + s.pair_idx.len();
+        if s.pool.len() < used {
+            s.pool.resize(used, AffinePoint::IDENTITY);
+        }
         let (src, out) = s.pool.split_at_mut(base);
+        let out = &mut out[..s.pair_idx.len()];
         // In blocks: each block's working memory stays in cache, at the price of one
         // inversion per block.
+        let mut cancelled = false;
         for (pairs, out) in s
             .pair_idx
             .chunks(PAIR_BLOCK)
             .zip(out.chunks_mut(PAIR_BLOCK))
         {
+            s.dbl.clear();
+            s.cancel.clear();
+            for (k, pq) in pairs.iter().enumerate() {
+                let (p, q) = (&src[pq[0] as usize], &src[pq[1] as usize]);
+                if same_limbs(&p.x, &q.x) {
+                    if same_limbs(&p.y, &q.y) {
+                        // The same point twice: a doubling (never the identity: secp256k1
+                        // has no point of order 2).
+                        s.dbl
+                            .push((k as u32, JacobianPoint::from_affine(p).double_vartime()));
+                    } else {
+                        // P + (−P): nothing is left of the pair.
+                        s.cancel.push(k as u32);
+                    }
+                }
+            }
+            // The backend gives an equal-x pair a harmless λ = 0 sum; overwritten here.
             backend::add_affine_pairs_gather_vartime(src, pairs, out, &mut s.pairs);
+            scatter_doublings(&s.dbl, &mut s.dbl_jac, &mut s.dbl_aff, out);
+            for &k in &s.cancel {
+                out[k as usize] = AffinePoint::IDENTITY;
+                cancelled = true;
+            }
         }
-        scatter_doublings(&s.dbl, &mut s.dbl_jac, &mut s.dbl_aff, out);
+        if cancelled {
+            // Rare (a point and its negation in one bucket): drop the identities from the
+            // next round's buckets.
+            drop_identities(&s.pool, base, &mut s.next, &mut s.next_start);
+        }
         core::mem::swap(&mut s.cur, &mut s.next);
         core::mem::swap(&mut s.start, &mut s.next_start);
     }
@@ -493,6 +515,29 @@ fn reduce_batch_affine<'p>(
         }
         out.push(weighted);
     }
+}
+
+/// Removes from the buckets `(next, next_start)` every index `≥ from` whose pool point is the
+/// identity (a pair that cancelled), keeping the order of the others.
+fn drop_identities(pool: &[AffinePoint], from: usize, next: &mut Vec<u32>, next_start: &mut [u32]) {
+    let mut kept = 0usize;
+    let mut begin = 0usize;
+    for j in 0..next_start.len() - 1 {
+        let end = next_start[j + 1] as usize;
+        next_start[j] = kept as u32;
+        for t in begin..end {
+            let idx = next[t];
+            if (idx as usize) < from || !pool[idx as usize].infinity {
+                next[kept] = idx;
+                kept += 1;
+            }
+        }
+        begin = end;
+    }
+    if let Some(last) = next_start.last_mut() {
+        *last = kept as u32;
+    }
+    next.truncate(kept);
 }
 
 /// The doublings of a round (equal points paired with themselves, computed in Jacobian
@@ -678,6 +723,51 @@ mod tests {
                 "c {c}"
             );
         }
+    }
+
+    #[test]
+    fn exceptional_pairs_in_every_block_and_a_reused_scratch() {
+        // Each point twice in a row with one scalar (every second pair negated): with c = 2
+        // every round-1 pair of every window is a doubling or a cancellation, tens of blocks
+        // of them (slots past the first block), and the cancelled sums must leave the
+        // buckets. The scratch is reused across sizes, so stale pool slots exist.
+        let (base, ks) = random_terms(400, 4242);
+        let mut pts = Vec::new();
+        let mut scalars = Vec::new();
+        for (i, (p, &k)) in base.iter().zip(&ks).enumerate() {
+            pts.push(*p);
+            pts.push(if i % 2 == 1 { p.neg() } else { *p });
+            scalars.extend([k, k]);
+        }
+        let expect = naive(&pts, &scalars);
+        let (small_pts, small_ks) = random_terms(33, 99);
+        let small = naive(&small_pts, &small_ks);
+        let mut s = Scratch::default();
+        for c in [2usize, 3, 6] {
+            let got = msm_vartime(&pts, &scalars, c, &mut s);
+            assert!(got.add_vartime(&expect.neg()).is_infinity(), "c {c}");
+            let got = msm_vartime(&small_pts, &small_ks, c, &mut s);
+            assert!(got.add_vartime(&small.neg()).is_infinity(), "small, c {c}");
+        }
+        assert!(
+            s.pool.len() > 2 * PAIR_BLOCK,
+            "the test must span several blocks"
+        );
+    }
+
+    #[test]
+    fn drop_identities_keeps_order_and_bucket_bounds() {
+        let p = random_terms(1, 5).0[0];
+        let mut pool = vec![p; 8];
+        pool[5].infinity = true;
+        pool[6].infinity = true;
+        // Index 1 is below `from` (an input copy): kept even though marked.
+        pool[1].infinity = true;
+        let mut next = vec![5, 1, 6, 7, 4, 6];
+        let mut start = vec![0, 2, 2, 4, 6];
+        drop_identities(&pool, 4, &mut next, &mut start);
+        assert_eq!(next, vec![1, 7, 4]);
+        assert_eq!(start, vec![0, 1, 1, 2, 3]);
     }
 
     #[test]
