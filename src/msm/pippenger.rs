@@ -16,8 +16,9 @@
 //!    whole round.
 //! 4. **Batch-affine bucket reduction**: `S_w = Σ_j (j+1)·B_w,j` by the running-sum trick
 //!    (`R += B_w,j; S += R` from the top bucket down), with the running sums of all windows
-//!    advancing together: every half-step is one batch of affine additions sharing one
-//!    inversion, the exceptional cases routed as in step 3. Each window's buckets are cut into
+//!    advancing together: every step (`S += R` for one bucket with `R += B` for the next, both
+//!    reading the same R) is one batch of affine additions sharing one inversion, the
+//!    exceptional cases routed as in step 3. Each window's buckets are cut into
 //!    chunks ([`chunk_len`]) that run as lanes of their own, so a batch holds enough additions
 //!    to pay for its inversion; the chunks of a window are joined at the end in Jacobian
 //!    coordinates (`Σ_t S_t + len·Σ_t t·R_t`).
@@ -374,7 +375,7 @@ fn window_sums_vartime(
 /// buckets: the power of two nearest `√(slots·half/2)`, at most `half`.
 ///
 /// Each window's buckets are cut into `half / len` chunks that run their own running sums in
-/// parallel lanes: `2·len` rounds of additions, each with one shared inversion, then about three
+/// parallel lanes: `len + 1` rounds of additions, each with one shared inversion, then about three
 /// Jacobian additions per chunk to join the chunks. The square root balances the two.
 pub fn chunk_len(slots: usize, half: usize) -> usize {
     let target = ((slots * half) as f64 / 2.0).sqrt();
@@ -395,14 +396,15 @@ pub(crate) struct ReduceBuf {
     round: LaneRound,
 }
 
-/// One round of lane additions `acc[l] += addend(l)`: the pairs for the shared inversion and
-/// the exceptional doublings.
+/// One step of every lane's running sums: the pairs for the shared inversion and the
+/// exceptional doublings.
 #[derive(Debug, Default)]
 struct LaneRound {
     a: Vec<AffinePoint>,
     b: Vec<AffinePoint>,
     out: Vec<AffinePoint>,
-    lane: Vec<u32>,
+    /// Per pair: its target, `l` for `sum[l]`, `lanes + l` for `running[l]`.
+    target: Vec<u32>,
     dbl: Vec<(u32, JacobianPoint)>,
     dbl_jac: Vec<JacobianPoint>,
     dbl_aff: Vec<AffinePoint>,
@@ -410,48 +412,77 @@ struct LaneRound {
 }
 
 impl LaneRound {
-    /// `acc[l] = acc[l] + addend(l)` for every lane, with one shared inversion (absent addends
-    /// leave the lane alone). The cases the shared inversion cannot take are routed as in the
-    /// accumulation: an identity on either side is a copy, the same point twice a doubling,
-    /// P + (−P) the identity.
-    fn add<'p>(
+    /// `sum[l] += running[l]` and `running[l] += next(l)` for every lane l, with one shared
+    /// inversion: both read the running sum from before the step, so they are independent
+    /// (absent addends leave a lane alone). The cases the shared inversion cannot take are
+    /// routed as in the accumulation: an identity on either side is a copy, the same point
+    /// twice a doubling, P + (−P) the identity.
+    fn step<'p>(
         &mut self,
-        acc: &mut [AffinePoint],
-        addend: impl Fn(usize) -> Option<&'p AffinePoint>,
+        running: &mut [AffinePoint],
+        sum: &mut [AffinePoint],
+        next: impl Fn(usize) -> Option<&'p AffinePoint>,
     ) {
         self.a.clear();
         self.b.clear();
-        self.lane.clear();
+        self.target.clear();
         self.dbl.clear();
-        for (l, p) in acc.iter_mut().enumerate() {
-            let Some(q) = addend(l) else { continue };
-            if q.infinity {
-                continue;
-            }
-            if p.infinity {
-                *p = *q;
-            } else if same_limbs(&p.x, &q.x) {
-                if same_limbs(&p.y, &q.y) {
-                    self.dbl
-                        .push((l as u32, JacobianPoint::from_affine(p).double_vartime()));
-                } else {
-                    *p = AffinePoint::IDENTITY;
-                }
-            } else {
-                self.a.push(*p);
-                self.b.push(*q);
-                self.lane.push(l as u32);
+        let lanes = running.len();
+        // The sums first: they read each running sum before its own update below.
+        for (l, (s, r)) in sum.iter_mut().zip(running.iter()).enumerate() {
+            self.route(s, r, l as u32);
+        }
+        for (l, r) in running.iter_mut().enumerate() {
+            if let Some(q) = next(l) {
+                self.route(r, q, (lanes + l) as u32);
             }
         }
+        let put = |t: u32, p: AffinePoint, running: &mut [AffinePoint], sum: &mut [AffinePoint]| {
+            let t = t as usize;
+            if t < lanes {
+                sum[t] = p;
+            } else {
+                running[t - lanes] = p;
+            }
+        };
         if !self.a.is_empty() {
             self.out.clear();
             self.out.resize(self.a.len(), AffinePoint::IDENTITY);
             backend::add_affine_pairs_in_vartime(&self.a, &self.b, &mut self.out, &mut self.pairs);
-            for (sum, &l) in self.out.iter().zip(&self.lane) {
-                acc[l as usize] = *sum;
+            for (p, &t) in self.out.iter().zip(&self.target) {
+                put(t, *p, running, sum);
             }
         }
-        scatter_doublings(&self.dbl, &mut self.dbl_jac, &mut self.dbl_aff, acc);
+        if !self.dbl.is_empty() {
+            self.dbl_jac.clear();
+            self.dbl_jac.extend(self.dbl.iter().map(|d| d.1));
+            JacobianPoint::batch_to_affine_vartime(&self.dbl_jac, &mut self.dbl_aff);
+            for (p, d) in self.dbl_aff.iter().zip(&self.dbl) {
+                put(d.0, *p, running, sum);
+            }
+        }
+    }
+
+    /// Routes `acc += q` (target `t`): done at once when the shared inversion cannot take it,
+    /// else queued as a pair.
+    fn route(&mut self, acc: &mut AffinePoint, q: &AffinePoint, t: u32) {
+        if q.infinity {
+            return;
+        }
+        if acc.infinity {
+            *acc = *q;
+        } else if same_limbs(&acc.x, &q.x) {
+            if same_limbs(&acc.y, &q.y) {
+                self.dbl
+                    .push((t, JacobianPoint::from_affine(acc).double_vartime()));
+            } else {
+                *acc = AffinePoint::IDENTITY;
+            }
+        } else {
+            self.a.push(*acc);
+            self.b.push(*q);
+            self.target.push(t);
+        }
     }
 }
 
@@ -460,7 +491,8 @@ impl LaneRound {
 ///
 /// Every window's buckets are cut into chunks of `len` (a power of two dividing `half`); lane
 /// (w, t) runs the running-sum trick over buckets `t·len .. (t+1)·len` of window w, highest
-/// first: `R += B; S += R`, all lanes together, one shared inversion per half-step. Then per
+/// first: `R += B; S += R`, all lanes together, each `S += R` sharing one inversion with the
+/// next `R += B` (both read the same R), so `len + 1` inversions in all. Then per
 /// window, in Jacobian coordinates, `S_w = Σ_t S_t + len·Σ_t t·R_t` (the second sum by the
 /// running-sum trick over the chunks, then log₂(len) doublings).
 fn reduce_batch_affine<'p>(
@@ -484,10 +516,12 @@ fn reduce_batch_affine<'p>(
     sum.clear();
     sum.resize(lanes, AffinePoint::IDENTITY);
     // Lane l = w·chunks + t covers buckets w·half + t·len + (0..len).
+    // Step i adds bucket i to the running sum and the running sum of bucket i + 1 to the
+    // weighted sum; the last step only the latter.
     for i in (0..len).rev() {
-        round.add(running, |l| bucket(l * len + i));
-        round.add(sum, |l| Some(&running[l]));
+        round.step(running, sum, |l| bucket(l * len + i));
     }
+    round.step(running, sum, |_| None);
     let doublings = len.trailing_zeros();
     for w in 0..slots {
         let lanes = w * chunks..(w + 1) * chunks;
