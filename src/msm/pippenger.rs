@@ -245,6 +245,9 @@ fn window_sums_vartime(
         s.pool.resize(used, AffinePoint::IDENTITY);
     }
     s.entries.clear();
+    // Bucket sizes, counted as the entries are made (`start[b + 1]` for bucket b).
+    s.start.clear();
+    s.start.resize(nbuckets + 1, 0);
     let mut digits = [0i32; 129];
     for (i, (p, &k)) in points.iter().zip(scalars).enumerate() {
         s.pool[2 * i] = *p;
@@ -255,25 +258,24 @@ fn window_sums_vartime(
         signed_digits_u128(k, c, &mut digits[..nwin_all]);
         for (w, &d) in digits[wins.clone()].iter().enumerate() {
             if d != 0 {
-                let bucket = (w * half + d.unsigned_abs() as usize - 1) as u32;
-                s.entries.push((bucket, (2 * i + (d < 0) as usize) as u32));
+                let bucket = w * half + d.unsigned_abs() as usize - 1;
+                s.start[bucket + 1] += 1;
+                s.entries
+                    .push((bucket as u32, (2 * i + (d < 0) as usize) as u32));
             }
         }
         if let Some((pw, range)) = &part {
             let d = digits[*pw];
             if d != 0 && range.contains(&i) {
-                let bucket = (wins.len() * half + d.unsigned_abs() as usize - 1) as u32;
-                s.entries.push((bucket, (2 * i + (d < 0) as usize) as u32));
+                let bucket = wins.len() * half + d.unsigned_abs() as usize - 1;
+                s.start[bucket + 1] += 1;
+                s.entries
+                    .push((bucket as u32, (2 * i + (d < 0) as usize) as u32));
             }
         }
     }
 
     // 2. Counting sort by bucket (of indices: no point moves).
-    s.start.clear();
-    s.start.resize(nbuckets + 1, 0);
-    for &(b, _) in &s.entries {
-        s.start[b as usize + 1] += 1;
-    }
     for j in 0..nbuckets {
         s.start[j + 1] += s.start[j];
     }
@@ -297,22 +299,14 @@ fn window_sums_vartime(
     // backend adds the block, while its points are being brought into cache anyway.
     loop {
         let base = used;
-        s.pair_idx.clear();
-        s.next.clear();
-        s.next_start.clear();
-        for j in 0..nbuckets {
-            s.next_start.push(s.next.len() as u32);
-            let bucket = &s.cur[s.start[j] as usize..s.start[j + 1] as usize];
-            let mut pairs = bucket.chunks_exact(2);
-            for pq in &mut pairs {
-                s.next.push((base + s.pair_idx.len()) as u32);
-                s.pair_idx.push([pq[0], pq[1]]);
-            }
-            if let [last] = pairs.remainder() {
-                s.next.push(*last);
-            }
-        }
-        s.next_start.push(s.next.len() as u32);
+        pair_up(
+            &s.cur,
+            &s.start,
+            base,
+            &mut s.pair_idx,
+            &mut s.next,
+            &mut s.next_start,
+        );
         if s.pair_idx.is_empty() {
             break;
         }
@@ -549,6 +543,40 @@ fn reduce_batch_affine<'p>(
         }
         out.push(weighted);
     }
+}
+
+/// One round's pairing: the buckets `(cur, start)` (bucket j is `cur[start[j]..start[j + 1]]`)
+/// are cut into neighbouring pairs, listed in `pair_idx`; the next round's buckets
+/// `(next, next_start)` hold each pair's sum, at pool slot `base` + its place in `pair_idx`,
+/// and an odd bucket's last index as it stands.
+fn pair_up(
+    cur: &[u32],
+    start: &[u32],
+    base: usize,
+    pair_idx: &mut Vec<[u32; 2]>,
+    next: &mut Vec<u32>,
+    next_start: &mut Vec<u32>,
+) {
+    pair_idx.clear();
+    next.clear();
+    next_start.clear();
+    pair_idx.reserve(cur.len() / 2);
+    next.reserve(cur.len());
+    next_start.reserve(start.len());
+    let mut slot = base as u32;
+    for bounds in start.windows(2) {
+        next_start.push(next.len() as u32);
+        let mut pairs = cur[bounds[0] as usize..bounds[1] as usize].chunks_exact(2);
+        for pq in &mut pairs {
+            next.push(slot);
+            slot += 1;
+            pair_idx.push([pq[0], pq[1]]);
+        }
+        if let [last] = pairs.remainder() {
+            next.push(*last);
+        }
+    }
+    next_start.push(next.len() as u32);
 }
 
 /// Removes from the buckets `(next, next_start)` every index `≥ from` whose pool point is the
