@@ -6,6 +6,9 @@
 use nostr_verify::{SigRef, Verifier};
 use secp256k1::{Keypair, Secp256k1};
 
+/// One signature's public key, message and signature bytes.
+type Owned = ([u8; 32], [u8; 32], [u8; 64]);
+
 fn main() {
     let keys: usize = std::env::var("KEYS")
         .ok()
@@ -25,7 +28,7 @@ fn main() {
     // cache holds fewer keys than a batch brings: every batch meets cold keys (as in the
     // benchmark), while the verifier's scratch is reused (as in a service).
     const SETS: usize = 9;
-    let sets: Vec<Vec<([u8; 32], [u8; 32], [u8; 64])>> = (0..SETS)
+    let sets: Vec<Vec<Owned>> = (0..SETS)
         .map(|_| {
             let kps: Vec<Keypair> = (0..keys).map(|_| Keypair::new(&s, &mut rng)).collect();
             (0..n)

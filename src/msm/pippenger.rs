@@ -231,7 +231,6 @@ fn window_sums_vartime(
     s: &mut Scratch,
     out: &mut Vec<JacobianPoint>,
 ) {
-    let nwin_all = windows(c);
     let half = 1usize << (c - 1);
     // The part's buckets come after the windows' (it is window slot `wins.len()`).
     let slots = wins.len() + part.is_some() as usize;
@@ -244,36 +243,19 @@ fn window_sums_vartime(
     if s.pool.len() < used {
         s.pool.resize(used, AffinePoint::IDENTITY);
     }
-    s.entries.clear();
     // Bucket sizes, counted as the entries are made (`start[b + 1]` for bucket b).
     s.start.clear();
     s.start.resize(nbuckets + 1, 0);
-    let mut digits = [0i32; 129];
-    for (i, (p, &k)) in points.iter().zip(scalars).enumerate() {
-        s.pool[2 * i] = *p;
-        s.pool[2 * i + 1] = p.neg();
-        if k == 0 || p.is_infinity() {
-            continue;
-        }
-        signed_digits_u128(k, c, &mut digits[..nwin_all]);
-        for (w, &d) in digits[wins.clone()].iter().enumerate() {
-            if d != 0 {
-                let bucket = w * half + d.unsigned_abs() as usize - 1;
-                s.start[bucket + 1] += 1;
-                s.entries
-                    .push((bucket as u32, (2 * i + (d < 0) as usize) as u32));
-            }
-        }
-        if let Some((pw, range)) = &part {
-            let d = digits[*pw];
-            if d != 0 && range.contains(&i) {
-                let bucket = wins.len() * half + d.unsigned_abs() as usize - 1;
-                s.start[bucket + 1] += 1;
-                s.entries
-                    .push((bucket as u32, (2 * i + (d < 0) as usize) as u32));
-            }
-        }
-    }
+    recode(
+        points,
+        scalars,
+        c,
+        &wins,
+        &part,
+        &mut s.pool,
+        &mut s.entries,
+        &mut s.start,
+    );
 
     // 2. Counting sort by bucket (of indices: no point moves).
     for j in 0..nbuckets {
@@ -545,10 +527,63 @@ fn reduce_batch_affine<'p>(
     }
 }
 
+/// Step 1 for [`window_sums_vartime`]: writes every point and its negation to `pool`
+/// (slots 2i, 2i + 1), and for every non-zero digit of a window in `wins` (and of the part's
+/// window, for its points) appends `(bucket, signed index)` to `entries` and counts it in
+/// `start[bucket + 1]`.
+///
+/// Not inlined: as a function of its own, its vectors are known not to alias, so their
+/// lengths stay in registers across the pushes.
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+fn recode(
+    points: &[AffinePoint],
+    scalars: &[u128],
+    c: usize,
+    wins: &core::ops::Range<usize>,
+    part: &Option<(usize, core::ops::Range<usize>)>,
+    pool: &mut [AffinePoint],
+    entries: &mut Vec<(u32, u32)>,
+    start: &mut [u32],
+) {
+    let nwin_all = windows(c);
+    let half = 1usize << (c - 1);
+    entries.clear();
+    entries.reserve(points.len() * (wins.len() + 1));
+    let mut digits = [0i32; 129];
+    for (i, (p, &k)) in points.iter().zip(scalars).enumerate() {
+        pool[2 * i] = *p;
+        pool[2 * i + 1] = p.neg();
+        if k == 0 || p.is_infinity() {
+            continue;
+        }
+        signed_digits_u128(k, c, &mut digits[..nwin_all]);
+        for (w, &d) in digits[wins.clone()].iter().enumerate() {
+            if d != 0 {
+                let bucket = w * half + d.unsigned_abs() as usize - 1;
+                start[bucket + 1] += 1;
+                entries.push((bucket as u32, (2 * i + (d < 0) as usize) as u32));
+            }
+        }
+        if let Some((pw, range)) = part {
+            let d = digits[*pw];
+            if d != 0 && range.contains(&i) {
+                let bucket = wins.len() * half + d.unsigned_abs() as usize - 1;
+                start[bucket + 1] += 1;
+                entries.push((bucket as u32, (2 * i + (d < 0) as usize) as u32));
+            }
+        }
+    }
+}
+
 /// One round's pairing: the buckets `(cur, start)` (bucket j is `cur[start[j]..start[j + 1]]`)
 /// are cut into neighbouring pairs, listed in `pair_idx`; the next round's buckets
 /// `(next, next_start)` hold each pair's sum, at pool slot `base` + its place in `pair_idx`,
 /// and an odd bucket's last index as it stands.
+///
+/// Not inlined: as a function of its own, its vectors are known not to alias, so their
+/// lengths stay in registers across the pushes of the inner loop.
+#[inline(never)]
 fn pair_up(
     cur: &[u32],
     start: &[u32],
