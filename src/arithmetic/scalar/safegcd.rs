@@ -103,10 +103,13 @@ const fn balance_s62(a: [i64; 5]) -> [i64; 5] {
     out
 }
 
-/// −f^(−1) mod 64 for odd f: f·f·(f² − 2) = (f² − 1)² − 1 ≡ −1 (mod 64), as f² ≡ 1 (mod 8).
+/// −g/f mod 64 for odd f, as (f·g)·(f² − 2): f·f·(f² − 2) = (f² − 1)² − 1 ≡ −1 (mod 64), as
+/// f² ≡ 1 (mod 8). The two inner products are independent, so the latency from a new f is
+/// two multiplications.
 #[inline(always)]
-fn neg_inv64(f: u64) -> u64 {
-    f.wrapping_mul(f.wrapping_mul(f).wrapping_sub(2))
+fn neg_div64(g: u64, f: u64) -> u64 {
+    f.wrapping_mul(g)
+        .wrapping_mul(f.wrapping_mul(f).wrapping_sub(2))
 }
 
 /// 62 divsteps on the low 62 bits of f (odd) and g, starting from `eta`.
@@ -118,8 +121,6 @@ fn neg_inv64(f: u64) -> u64 {
 fn divsteps_62_var(mut eta: i64, f0: u64, g0: u64) -> (i64, [i64; 4]) {
     let (mut u, mut v, mut q, mut r) = (1i64, 0i64, 0i64, 1i64);
     let (mut f, mut g) = (f0, g0);
-    // −f^(−1) mod 64; f changes only on a swap.
-    let mut nfi = neg_inv64(f);
     let mut i: u32 = 62;
     loop {
         // Shift out the zeros at the bottom of g (at most i of them), doubling f's row.
@@ -143,14 +144,15 @@ fn divsteps_62_var(mut eta: i64, f0: u64, g0: u64) -> (i64, [i64; 4]) {
             g = of.wrapping_neg();
             q = -ou;
             r = -ov;
-            nfi = neg_inv64(f);
         }
         // Cancel the low min(eta + 1, i, 6) bits of g with w·f: as many divsteps without a
         // swap as eta allows, each adding f or not and halving, in one addition. (eta ≥ 0
         // here and i ≥ 1, so the count is at least 1.)
-        let limit = ((eta + 1) as u64).min(i as u64).min(6) as u32;
-        let mask = u64::MAX >> (64 - limit);
-        let w = g.wrapping_mul(nfi) & mask;
+        let limit = ((eta + 1) as u64).min(i as u64);
+        let mask = (u64::MAX >> (64 - limit)) & 63;
+        // f has usually just changed (a swap), so −g/f is computed afresh rather than
+        // kept as −1/f: one multiplication less on the loop's critical path.
+        let w = neg_div64(g, f) & mask;
         g = g.wrapping_add(w.wrapping_mul(f));
         q += (w as i64) * u;
         r += (w as i64) * v;
@@ -383,13 +385,22 @@ mod tests {
     }
 
     #[test]
-    fn neg_inv64_is_minus_inverse_mod_64() {
+    fn neg_div64_cancels_six_bits() {
         let mut rng = StdRng::seed_from_u64(3);
-        let odd = (1u64..64)
+        let odd: Vec<u64> = (1u64..64)
             .step_by(2)
-            .chain((0..1000).map(|_| rng.gen::<u64>() | 1));
-        for f in odd {
-            assert_eq!(f.wrapping_mul(neg_inv64(f)) & 63, 63, "f = {f}");
+            .chain((0..200).map(|_| rng.gen::<u64>() | 1))
+            .collect();
+        let gs: Vec<u64> = (0u64..64).chain((0..50).map(|_| rng.gen())).collect();
+        for &f in &odd {
+            for &g in &gs {
+                let w = neg_div64(g, f);
+                assert_eq!(
+                    g.wrapping_add((w & 63).wrapping_mul(f)) & 63,
+                    0,
+                    "f {f}, g {g}"
+                );
+            }
         }
     }
 
