@@ -165,21 +165,20 @@ impl FieldElement4x64 {
     /// Converts from the radix-2^52 element, of any magnitude, without normalizing it: the
     /// stored limbs (each < 2^58 at magnitude ≤ 32, so the value is < 2^267) are summed
     /// into four words, and the bits above 2^256 (< 2^11) are folded back with R.
+    ///
+    /// Limb i sits at bit 52i. Limb 0 lies inside word 0; limb i ≥ 1 straddles words
+    /// i − 1 and i: its low bits shifted left into word i − 1 and the rest shifted right into
+    /// word i (limb 4's rest, `< 2^10`, into the bits above 2^256). The parts that share a
+    /// word are added in one carry chain.
     #[inline(always)]
     pub fn from_fe(a: &FieldElement) -> Self {
         let l = a.raw_limbs();
-        let mut w = [0u64; 4];
-        // acc holds the not yet stored bits; each step adds one limb at its offset within
-        // the current word (< 2^58 · 2^52 < 2^110), far below 2^128.
-        let mut acc = l[0] as u128 + ((l[1] as u128) << 52);
-        w[0] = acc as u64;
-        acc = (acc >> 64) + ((l[2] as u128) << 40);
-        w[1] = acc as u64;
-        acc = (acc >> 64) + ((l[3] as u128) << 28);
-        w[2] = acc as u64;
-        acc = (acc >> 64) + ((l[4] as u128) << 16);
-        w[3] = acc as u64;
-        let top = (acc >> 64) as u64;
+        let (w0, c) = adc(l[0], l[1] << 52, false);
+        let (w1, c) = adc(l[1] >> 12, l[2] << 40, c);
+        let (w2, c) = adc(l[2] >> 24, l[3] << 28, c);
+        let (w3, c) = adc(l[3] >> 36, l[4] << 16, c);
+        let top = (l[4] >> 48) + c as u64;
+        let w = [w0, w1, w2, w3];
         if top == 0 {
             // The usual case: normalized and magnitude-1 inputs fit in 256 bits.
             Self(w)
@@ -567,6 +566,35 @@ mod tests {
             }) % &p;
             assert_eq!(val(&FieldElement4x64::from_fe(&a)), want, "{l:x?}");
             assert_eq!(FieldElement4x64::from_fe(&a).to_fe(), a);
+        }
+    }
+
+    /// `from_fe` on limbs drawn from values whose low bits are all ones (or a single high
+    /// bit), up to each magnitude's bound: the parts that share a word then sum to just
+    /// below, at or above 2^64, so the carry chain runs through every word into the bits
+    /// above 2^256 (a limb 4 whose low 48 bits are all ones plus a carry from word 2).
+    #[test]
+    fn from_fe_limb_patterns() {
+        let p = p();
+        let mut rng = StdRng::seed_from_u64(7);
+        for i in 0..(20_000 * scale()) {
+            let m: u64 = [1, 2, 8, 32][i % 4];
+            let l: [u64; 5] = core::array::from_fn(|j| {
+                let bound = 2 * m * if j == 4 { (1 << 48) - 1 } else { (1 << 52) - 1 };
+                let bits = rng.gen_range(0..=60u32);
+                let v = match rng.gen_range(0..4) {
+                    0 => (1u64 << bits) - 1,
+                    1 => 1u64 << bits,
+                    2 => bound,
+                    _ => bound - rng.gen_range(0..3).min(bound),
+                };
+                v.min(bound)
+            });
+            let a = FieldElement::from_limbs_magnitude_unchecked(l, m as u32);
+            let want = l.iter().rev().fold(BigUint::from(0u8), |acc, &x| {
+                (acc << 52u32) + BigUint::from(x)
+            }) % &p;
+            assert_eq!(val(&FieldElement4x64::from_fe(&a)), want, "{l:x?}");
         }
     }
 
