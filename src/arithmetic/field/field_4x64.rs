@@ -69,8 +69,8 @@ fn sub_small(a: [u64; 4], k: u64) -> ([u64; 4], u64) {
     (r, borrow)
 }
 
-/// `a + b + c` for a carry `c ≤ 1` (or any `c` with no overflow of the 128-bit sum), as the
-/// low word and the carry out.
+/// `a + b + c` for a carry-in `c`, as the low word and the carry out. Written with two
+/// `overflowing_add`s, which LLVM lowers to one `add`/`adc` when chained.
 #[inline(always)]
 fn adc(a: u64, b: u64, c: bool) -> (u64, bool) {
     let (s, c1) = a.overflowing_add(b);
@@ -324,10 +324,12 @@ impl FieldElement4x64 {
         (t[3], c) = adc(t[3], q2 as u64, false);
         let c2;
         (t[4], c2) = adc(t[4], w4, c);
-        // The cross sum so far, a_0·(a_1..a_3)·2^64 + a_1·(a_2, a_3)·2^192, is < 2^384:
-        // the carry is absorbed.
+        // The cross sum so far, a_0·(a_1 + a_2·2^64 + a_3·2^128)·2^64 +
+        // a_1·(a_2 + a_3·2^64)·2^192, is at most 2^384 − 2^257 + 2^192 with all-ones
+        // words, so it fits in six words and the carry into word 5 is absorbed.
         t[5] = w5 + c2 as u64;
-        // a_2·a_3 at word 5; the whole cross sum is < 2^448, so again no carry is lost.
+        // a_2·a_3 at word 5: a_2·a_3·2^320 ≤ 2^448 − 2^385 + 2^320, so the whole cross sum
+        // is < 2^448 and again no carry is lost.
         let r = mul_wide(a[2], a[3]);
         let c;
         (t[5], c) = adc(t[5], r as u64, false);
