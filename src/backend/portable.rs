@@ -48,8 +48,21 @@ pub(crate) fn lift_x_many_vartime(xs: &[FieldElement], ys: &mut [FieldElement], 
 pub(crate) struct PairBuf {
     /// Δx of every pair, then its inverse.
     inv: Vec<F>,
-    /// Prefix products of the nonzero Δx (Montgomery's trick).
+    /// Prefix products of the nonzero Δx (Montgomery's trick), one per pair.
     prefix: Vec<F>,
+    /// What the second pass needs of every pair, converted once in the first.
+    pairs: Vec<PairIn>,
+}
+
+/// One pair's inputs in 4×64 words, kept from the first pass of [`add_pairs`] to the second.
+#[derive(Clone, Copy, Debug)]
+struct PairIn {
+    x1: F,
+    y1: F,
+    /// y₂ − y₁.
+    dy: F,
+    /// x₁ + x₂.
+    sx: F,
 }
 
 /// See [`crate::backend::add_affine_pairs_vartime`]; lengths already checked.
@@ -79,29 +92,38 @@ pub(crate) fn add_affine_pairs_gather_vartime(
 
 /// `out[i] = p + q` for `(p, q) = get(i)`, `i in 0..out.len()`.
 ///
-/// Computed in [`crate::arithmetic::field::FieldElement4x64`] (converted on the way in and out): λ = Δy/Δx with one
-/// inversion for all pairs, x₃ = λ² − x₁ − x₂, y₃ = λ·(x₁ − x₃) − y₁.
+/// Computed in [`crate::arithmetic::field::FieldElement4x64`]: λ = Δy/Δx with one inversion
+/// for all pairs, x₃ = λ² − (x₁ + x₂), y₃ = λ·(x₁ − x₃) − y₁. Each input coordinate is
+/// converted once, in the first pass, which keeps x₁, y₁, Δy and x₁ + x₂ for the second.
 #[inline(always)]
 fn add_pairs<'p>(
     get: impl Fn(usize) -> (&'p AffinePoint, &'p AffinePoint),
     out: &mut [AffinePoint],
     buf: &mut PairBuf,
 ) {
-    let PairBuf { inv, prefix } = buf;
+    let PairBuf { inv, prefix, pairs } = buf;
     inv.clear();
-    inv.extend((0..out.len()).map(|i| {
+    pairs.clear();
+    inv.reserve(out.len());
+    pairs.extend((0..out.len()).map(|i| {
         let (p, q) = get(i);
-        F::from_fe(&q.x).sub(&F::from_fe(&p.x))
+        let (x1, x2) = (F::from_fe(&p.x), F::from_fe(&q.x));
+        let (y1, y2) = (F::from_fe(&p.y), F::from_fe(&q.y));
+        inv.push(x2.sub(&x1));
+        PairIn {
+            x1,
+            y1,
+            dy: y2.sub(&y1),
+            sx: x1.add(&x2),
+        }
     }));
     batch_invert(inv, prefix);
-    // A zero Δx was left 0, so that pair gets λ = 0 and the others are unaffected.
-    for (i, (inv, o)) in inv.iter().zip(out.iter_mut()).enumerate() {
-        let (p, q) = get(i);
-        let (x1, y1) = (F::from_fe(&p.x), F::from_fe(&p.y));
-        let (x2, y2) = (F::from_fe(&q.x), F::from_fe(&q.y));
-        let l = y2.sub(&y1).mul(inv);
-        let x3 = l.square().sub(&x1).sub(&x2);
-        let y3 = l.mul(&x1.sub(&x3)).sub(&y1);
+    // A zero Δx was left 0, so that pair gets λ = 0 (x₃ = −x₁ − x₂, y₃ = −y₁) and the others
+    // are unaffected.
+    for ((inv, pair), o) in inv.iter().zip(pairs.iter()).zip(out.iter_mut()) {
+        let l = pair.dy.mul(inv);
+        let x3 = l.square().sub(&pair.sx);
+        let y3 = l.mul(&pair.x1.sub(&x3)).sub(&pair.y1);
         *o = AffinePoint {
             x: x3.to_fe(),
             y: y3.to_fe(),
@@ -113,29 +135,36 @@ fn add_pairs<'p>(
 /// Inverts every element of `elems` in place with one inversion (Montgomery's trick);
 /// elements that are 0 mod p become the word pattern 0. The one inversion is
 /// [`F::invert_vartime`] (safegcd) on the product.
+///
+/// Zero is tested once per element, in the forward pass, which rewrites it as the word
+/// pattern 0; the backward pass recognises that pattern (a nonzero element is never the
+/// pattern 0, only p is the other zero pattern). `prefix[i]` is the product of the nonzero
+/// elements among `elems[..=i]`.
 fn batch_invert(elems: &mut [F], prefix: &mut Vec<F>) {
     prefix.clear();
     let mut acc = F::ONE;
+    let mut any = false;
     for e in elems.iter_mut() {
         if e.is_zero() {
             *e = F::ZERO;
-            continue;
+        } else {
+            acc = acc.mul(e);
+            any = true;
         }
-        acc = acc.mul(e);
         prefix.push(acc);
     }
-    if prefix.is_empty() {
+    if !any {
         return;
     }
     // acc is a product of nonzero elements, so nonzero (p is prime).
     let mut inv = acc.invert_vartime();
-    let mut j = prefix.len();
-    for e in elems.iter_mut().rev() {
-        if *e == F::ZERO {
+    for (i, e) in elems.iter_mut().enumerate().rev() {
+        if e.0 == [0; 4] {
             continue;
         }
-        j -= 1;
-        let this_inv = if j == 0 { inv } else { inv.mul(&prefix[j - 1]) };
+        // inv = 1 / prefix[i]; prefix[i − 1] is the product of the nonzero elements before
+        // this one (1 if there are none).
+        let this_inv = if i == 0 { inv } else { inv.mul(&prefix[i - 1]) };
         inv = inv.mul(e);
         *e = this_inv;
     }

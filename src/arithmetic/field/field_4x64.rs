@@ -69,39 +69,79 @@ fn sub_small(a: [u64; 4], k: u64) -> ([u64; 4], u64) {
     (r, borrow)
 }
 
+/// `a + b + c` for a carry-in `c`, as the low word and the carry out. Written with two
+/// `overflowing_add`s, which LLVM lowers to one `add`/`adc` when chained.
+#[inline(always)]
+fn adc(a: u64, b: u64, c: bool) -> (u64, bool) {
+    let (s, c1) = a.overflowing_add(b);
+    let (s, c2) = s.overflowing_add(c as u64);
+    (s, c1 | c2)
+}
+
+/// `x·b` for one word `x` and four words `b`, as five words. The four products' low and
+/// high words are combined in one carry chain; a product's high word is at most `2^64 − 2`,
+/// so the last carry fits in the fifth word.
+#[inline(always)]
+fn row(x: u64, b: &[u64; 4]) -> [u64; 5] {
+    let p0 = mul_wide(x, b[0]);
+    let p1 = mul_wide(x, b[1]);
+    let p2 = mul_wide(x, b[2]);
+    let p3 = mul_wide(x, b[3]);
+    let (w1, c) = adc((p0 >> 64) as u64, p1 as u64, false);
+    let (w2, c) = adc((p1 >> 64) as u64, p2 as u64, c);
+    let (w3, c) = adc((p2 >> 64) as u64, p3 as u64, c);
+    [p0 as u64, w1, w2, w3, (p3 >> 64) as u64 + c as u64]
+}
+
+/// Adds the row `r` (from [`row`]) to the partial product `t` at word `i`, where
+/// `t[i + 4] = 0` on entry. Before row i, `t = (a_0 + … + a_(i−1)·2^(64(i−1)))·b <
+/// 2^(64i)·2^256`, and after it `t < 2^(64(i+1))·2^256`, so the carry out of word `i + 3`
+/// is absorbed by `r[4]` with no overflow.
+#[inline(always)]
+fn add_row(t: &mut [u64; 8], i: usize, r: [u64; 5]) {
+    let mut c = false;
+    for j in 0..4 {
+        (t[i + j], c) = adc(t[i + j], r[j], c);
+    }
+    t[i + 4] = r[4] + c as u64;
+}
+
 /// Reduces a 512-bit product `t` (little-endian words) to a 256-bit value `≡ t (mod p)`.
 ///
-/// Bounds: `t = H·2^256 + L` with `H, L < 2^256`. Word by word, `L + R·H` is accumulated
-/// into `c`, which stays below `2^64 + (2^64 − 1)·(2^33) + 2^34 < 2^98`; after four words
-/// the carry `c < 2^34`. `c·R < 2^67` is then added back (it is worth `c·2^256`); that
-/// sum exceeds 2^256 only if the low part was within 2^67 of 2^256, in which case the
-/// wrapped value is `< 2^67` and adding `R` once more cannot carry out again.
+/// `t = H·2^256 + L` with `H, L < 2^256`, and `H·2^256 ≡ H·R`. The four products
+/// `m_i = t[4 + i]·R` are each `< 2^64·2^33`, so their high words are `< 2^33`. Two plain
+/// carry chains add them to L: the low words at their own offsets (carry `c ≤ 1`), then the
+/// high words one word up (carry `d ≤ 1`). What is left above 2^256 is
+/// `top = hi(m_3) + c + d < 2^33 + 2`, worth `top·R < 2^67`, which is added back in two
+/// words. That last sum carries out of 2^256 only if the 256-bit part was within 2^67 of
+/// 2^256; the wrapped value is then `< 2^67`, so adding `R` for the carry cannot carry
+/// out again.
 #[inline(always)]
 pub(crate) fn reduce512(t: [u64; 8]) -> [u64; 4] {
-    let mut r = [0u64; 4];
-    let mut c: u128 = 0;
-    for i in 0..4 {
-        c += t[i] as u128 + mul_wide(t[i + 4], R);
-        r[i] = c as u64;
-        c >>= 64;
-    }
-    // c < 2^34, so k = c·R < 2^67: add its two words.
-    let k = mul_wide(c as u64, R);
-    let mut s = r[0] as u128 + (k as u64) as u128;
-    r[0] = s as u64;
-    s = (s >> 64) + r[1] as u128 + (k >> 64);
-    r[1] = s as u64;
-    s = (s >> 64) + r[2] as u128;
-    r[2] = s as u64;
-    s = (s >> 64) + r[3] as u128;
-    r[3] = s as u64;
+    let m0 = mul_wide(t[4], R);
+    let m1 = mul_wide(t[5], R);
+    let m2 = mul_wide(t[6], R);
+    let m3 = mul_wide(t[7], R);
+    let (r0, c) = adc(t[0], m0 as u64, false);
+    let (r1, c) = adc(t[1], m1 as u64, c);
+    let (r2, c) = adc(t[2], m2 as u64, c);
+    let (r3, c) = adc(t[3], m3 as u64, c);
+    let (r1, d) = adc(r1, (m0 >> 64) as u64, false);
+    let (r2, d) = adc(r2, (m1 >> 64) as u64, d);
+    let (r3, d) = adc(r3, (m2 >> 64) as u64, d);
+    let top = (m3 >> 64) as u64 + c as u64 + d as u64;
+    let k = mul_wide(top, R);
+    let (r0, c) = adc(r0, k as u64, false);
+    let (r1, c) = adc(r1, (k >> 64) as u64, c);
+    let (r2, c) = adc(r2, 0, c);
+    let (r3, c) = adc(r3, 0, c);
     // A carry out (probability about 2^−190 for random inputs, so a branch that is never
     // taken beats a data dependency) is worth 2^256 ≡ R; then r < 2^67, so adding R cannot
     // carry out again.
-    if (s >> 64) != 0 {
-        add_small(r, R).0
+    if c {
+        add_small([r0, r1, r2, r3], R).0
     } else {
-        r
+        [r0, r1, r2, r3]
     }
 }
 
@@ -125,21 +165,20 @@ impl FieldElement4x64 {
     /// Converts from the radix-2^52 element, of any magnitude, without normalizing it: the
     /// stored limbs (each < 2^58 at magnitude ≤ 32, so the value is < 2^267) are summed
     /// into four words, and the bits above 2^256 (< 2^11) are folded back with R.
+    ///
+    /// Limb i sits at bit 52i. Limb 0 lies inside word 0; limb i ≥ 1 straddles words
+    /// i − 1 and i: its low bits shifted left into word i − 1 and the rest shifted right into
+    /// word i (limb 4's rest, `< 2^10`, into the bits above 2^256). The parts that share a
+    /// word are added in one carry chain.
     #[inline(always)]
     pub fn from_fe(a: &FieldElement) -> Self {
         let l = a.raw_limbs();
-        let mut w = [0u64; 4];
-        // acc holds the not yet stored bits; each step adds one limb at its offset within
-        // the current word (< 2^58 · 2^52 < 2^110), far below 2^128.
-        let mut acc = l[0] as u128 + ((l[1] as u128) << 52);
-        w[0] = acc as u64;
-        acc = (acc >> 64) + ((l[2] as u128) << 40);
-        w[1] = acc as u64;
-        acc = (acc >> 64) + ((l[3] as u128) << 28);
-        w[2] = acc as u64;
-        acc = (acc >> 64) + ((l[4] as u128) << 16);
-        w[3] = acc as u64;
-        let top = (acc >> 64) as u64;
+        let (w0, c) = adc(l[0], l[1] << 52, false);
+        let (w1, c) = adc(l[1] >> 12, l[2] << 40, c);
+        let (w2, c) = adc(l[2] >> 24, l[3] << 28, c);
+        let (w3, c) = adc(l[3] >> 36, l[4] << 16, c);
+        let top = (l[4] >> 48) + c as u64;
+        let w = [w0, w1, w2, w3];
         if top == 0 {
             // The usual case: normalized and magnitude-1 inputs fit in 256 bits.
             Self(w)
@@ -240,48 +279,61 @@ impl FieldElement4x64 {
         Self::ZERO.sub(self)
     }
 
-    /// `self · rhs` mod p: schoolbook 4×4 words (each step `a·b + t + c < 2^128`), then
-    /// `reduce512` (fold the high half with 2^256 ≡ R).
+    /// `self · rhs` mod p: schoolbook 4×4 words by rows, then `reduce512` (fold the high
+    /// half with 2^256 ≡ R).
+    ///
+    /// Each row `a_i·b` is assembled as five words with one carry chain ([`row`]), then
+    /// added to the partial sum with a second chain ([`add_row`]): two plain add-with-carry
+    /// chains per row instead of a 128-bit accumulator per product.
     #[inline(always)]
     #[allow(clippy::should_implement_trait)]
     pub fn mul(&self, rhs: &Self) -> Self {
         let (a, b) = (&self.0, &rhs.0);
         let mut t = [0u64; 8];
-        for i in 0..4 {
-            let mut c: u128 = 0;
-            for j in 0..4 {
-                // (2^64 − 1)² + 2·(2^64 − 1) = 2^128 − 1: no overflow.
-                c += mul_wide(a[i], b[j]) + t[i + j] as u128;
-                t[i + j] = c as u64;
-                c >>= 64;
-            }
-            t[i + 4] = c as u64;
-        }
+        t[..5].copy_from_slice(&row(a[0], b));
+        add_row(&mut t, 1, row(a[1], b));
+        add_row(&mut t, 2, row(a[2], b));
+        add_row(&mut t, 3, row(a[3], b));
         Self(reduce512(t))
     }
 
-    /// `self²` mod p: the six cross products once, doubled by a shift, plus the four
-    /// squares, then `reduce512`.
+    /// `self²` mod p: the six cross products once (three rows, each assembled with one
+    /// carry chain and added with another), doubled by a shift, plus the four squares added
+    /// in one carry chain, then `reduce512`.
     #[inline(always)]
     pub fn square(&self) -> Self {
         let a = &self.0;
         let mut t = [0u64; 8];
-        // Cross products a_i·a_j (i < j); every step is < 2^128 as in `mul`.
-        let mut c = mul_wide(a[0], a[1]);
-        t[1] = c as u64;
-        c = (c >> 64) + mul_wide(a[0], a[2]);
-        t[2] = c as u64;
-        c = (c >> 64) + mul_wide(a[0], a[3]);
-        t[3] = c as u64;
-        t[4] = (c >> 64) as u64;
-        c = mul_wide(a[1], a[2]) + t[3] as u128;
-        t[3] = c as u64;
-        c = (c >> 64) + mul_wide(a[1], a[3]) + t[4] as u128;
-        t[4] = c as u64;
-        t[5] = (c >> 64) as u64;
-        c = mul_wide(a[2], a[3]) + t[5] as u128;
-        t[5] = c as u64;
-        t[6] = (c >> 64) as u64;
+        // Row a_0·(a_1, a_2, a_3) at word 1.
+        let p1 = mul_wide(a[0], a[1]);
+        let p2 = mul_wide(a[0], a[2]);
+        let p3 = mul_wide(a[0], a[3]);
+        t[1] = p1 as u64;
+        let c;
+        (t[2], c) = adc((p1 >> 64) as u64, p2 as u64, false);
+        let c2;
+        (t[3], c2) = adc((p2 >> 64) as u64, p3 as u64, c);
+        // A product's high word is at most 2^64 − 2: adding a carry cannot overflow.
+        t[4] = (p3 >> 64) as u64 + c2 as u64;
+        // Row a_1·(a_2, a_3) at word 3.
+        let q2 = mul_wide(a[1], a[2]);
+        let q3 = mul_wide(a[1], a[3]);
+        let (w4, c) = adc((q2 >> 64) as u64, q3 as u64, false);
+        let w5 = (q3 >> 64) as u64 + c as u64;
+        let c;
+        (t[3], c) = adc(t[3], q2 as u64, false);
+        let c2;
+        (t[4], c2) = adc(t[4], w4, c);
+        // The cross sum so far, a_0·(a_1 + a_2·2^64 + a_3·2^128)·2^64 +
+        // a_1·(a_2 + a_3·2^64)·2^192, is at most 2^384 − 2^257 + 2^192 with all-ones
+        // words, so it fits in six words and the carry into word 5 is absorbed.
+        t[5] = w5 + c2 as u64;
+        // a_2·a_3 at word 5: a_2·a_3·2^320 ≤ 2^448 − 2^385 + 2^320, so the whole cross sum
+        // is < 2^448 and again no carry is lost.
+        let r = mul_wide(a[2], a[3]);
+        let c;
+        (t[5], c) = adc(t[5], r as u64, false);
+        t[6] = (r >> 64) as u64 + c as u64;
         // Double (the cross sum is < 2^511, so the shift loses nothing).
         t[7] = t[6] >> 63;
         t[6] = (t[6] << 1) | (t[5] >> 63);
@@ -290,17 +342,21 @@ impl FieldElement4x64 {
         t[3] = (t[3] << 1) | (t[2] >> 63);
         t[2] = (t[2] << 1) | (t[1] >> 63);
         t[1] <<= 1;
-        // Add the squares on the diagonal; the total is a² < 2^512, so no carry is lost.
-        let mut c: u128 = 0;
-        for i in 0..4 {
-            let s = mul_wide(a[i], a[i]);
-            c += t[2 * i] as u128 + (s as u64) as u128;
-            t[2 * i] = c as u64;
-            c >>= 64;
-            c += t[2 * i + 1] as u128 + (s >> 64);
-            t[2 * i + 1] = c as u64;
-            c >>= 64;
-        }
+        // Add the squares on the diagonal in one chain; the total is a² < 2^512, so the
+        // final carry is 0.
+        let d0 = mul_wide(a[0], a[0]);
+        let d1 = mul_wide(a[1], a[1]);
+        let d2 = mul_wide(a[2], a[2]);
+        let d3 = mul_wide(a[3], a[3]);
+        t[0] = d0 as u64;
+        let mut c;
+        (t[1], c) = adc(t[1], (d0 >> 64) as u64, false);
+        (t[2], c) = adc(t[2], d1 as u64, c);
+        (t[3], c) = adc(t[3], (d1 >> 64) as u64, c);
+        (t[4], c) = adc(t[4], d2 as u64, c);
+        (t[5], c) = adc(t[5], (d2 >> 64) as u64, c);
+        (t[6], c) = adc(t[6], d3 as u64, c);
+        t[7] = t[7] + (d3 >> 64) as u64 + c as u64;
         Self(reduce512(t))
     }
 
@@ -454,6 +510,42 @@ mod tests {
         assert_eq!(big(&reduce512(t)) % &p, big(&t) % &p);
     }
 
+    /// Words that sit on the carry boundaries of `row`, `add_row` and `reduce512`.
+    const WORDS: [u64; 8] = [0, 1, 2, !0, !0 - 1, 1 << 63, R, P[0]];
+
+    /// `reduce512` with every word drawn from [`WORDS`]: its two carry chains carry at once
+    /// (low half all ones with high words near 2^64), the leftover `top` is at its largest,
+    /// and the final fold carries out.
+    #[test]
+    fn reduce512_word_patterns() {
+        let p = p();
+        let mut rng = StdRng::seed_from_u64(5);
+        for _ in 0..(20_000 * scale()) {
+            let t: [u64; 8] = core::array::from_fn(|_| WORDS[rng.gen_range(0..WORDS.len())]);
+            assert_eq!(big(&reduce512(t)) % &p, big(&t) % &p, "{t:x?}");
+        }
+    }
+
+    /// `mul` and `square` on elements whose words are drawn from [`WORDS`] (values near p,
+    /// near 2^256, all-ones words): the row chains' fifth word and the carries between rows
+    /// at their extremes.
+    #[test]
+    fn mul_square_word_patterns() {
+        let p = p();
+        let mut rng = StdRng::seed_from_u64(6);
+        let mut pick = || {
+            FieldElement4x64(core::array::from_fn(|_| {
+                WORDS[rng.gen_range(0..WORDS.len())]
+            }))
+        };
+        for _ in 0..(5_000 * scale()) {
+            let (a, b) = (pick(), pick());
+            let (x, y) = (val(&a), val(&b));
+            assert_eq!(val(&a.mul(&b)), (&x * &y) % &p, "mul {a:?} {b:?}");
+            assert_eq!(val(&a.square()), (&x * &x) % &p, "square {a:?}");
+        }
+    }
+
     /// `from_fe` reads limbs of any magnitude, up to the largest allowed (32), including
     /// values above 2^256 whose top bits must be folded back.
     #[test]
@@ -476,6 +568,35 @@ mod tests {
             }) % &p;
             assert_eq!(val(&FieldElement4x64::from_fe(&a)), want, "{l:x?}");
             assert_eq!(FieldElement4x64::from_fe(&a).to_fe(), a);
+        }
+    }
+
+    /// `from_fe` on limbs drawn from values whose low bits are all ones (or a single high
+    /// bit), up to each magnitude's bound: the parts that share a word then sum to just
+    /// below, at or above 2^64, so the carry chain runs through every word into the bits
+    /// above 2^256 (a limb 4 whose low 48 bits are all ones plus a carry from word 2).
+    #[test]
+    fn from_fe_limb_patterns() {
+        let p = p();
+        let mut rng = StdRng::seed_from_u64(7);
+        for i in 0..(20_000 * scale()) {
+            let m: u64 = [1, 2, 8, 32][i % 4];
+            let l: [u64; 5] = core::array::from_fn(|j| {
+                let bound = 2 * m * if j == 4 { (1 << 48) - 1 } else { (1 << 52) - 1 };
+                let bits = rng.gen_range(0..=60u32);
+                let v = match rng.gen_range(0..4) {
+                    0 => (1u64 << bits) - 1,
+                    1 => 1u64 << bits,
+                    2 => bound,
+                    _ => bound - rng.gen_range(0..3).min(bound),
+                };
+                v.min(bound)
+            });
+            let a = FieldElement::from_limbs_magnitude_unchecked(l, m as u32);
+            let want = l.iter().rev().fold(BigUint::from(0u8), |acc, &x| {
+                (acc << 52u32) + BigUint::from(x)
+            }) % &p;
+            assert_eq!(val(&FieldElement4x64::from_fe(&a)), want, "{l:x?}");
         }
     }
 
