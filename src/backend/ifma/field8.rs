@@ -388,13 +388,6 @@ pub(crate) fn is_odd_normalized(a: &Fe8) -> __mmask8 {
     _mm512_test_epi64_mask(a.0[0], splat(1))
 }
 
-/// Lanes where the normalized input is zero.
-#[inline]
-#[target_feature(enable = "avx512f,avx512ifma,avx512vl")]
-pub(crate) fn is_zero_normalized(a: &Fe8) -> __mmask8 {
-    eq_normalized(a, &Fe8([_mm512_setzero_si512(); 5]))
-}
-
 /// Per lane: `b` where `mask` is set, `a` elsewhere.
 #[inline]
 #[target_feature(enable = "avx512f,avx512ifma,avx512vl")]
