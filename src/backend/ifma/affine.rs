@@ -16,7 +16,9 @@
 //! chain (its factor replaced by 1) and gets λ = 0, so it cannot poison the other additions;
 //! its output is then (−x₁ − x₂, −y₁), the same value the portable arm computes.
 
-use super::field8::{carry, eq_normalized, mul, normalize, select, sqr, sub, Fe8};
+use super::field8::{
+    carry, eq_normalized, mul, normalize, normalize_carried, select, sqr, sub, Fe8,
+};
 use crate::arithmetic::field::FieldElement;
 use crate::arithmetic::group::AffinePoint;
 use core::arch::x86_64::{
@@ -108,7 +110,8 @@ pub(crate) fn add_pairs(
     }
 
     // The 8 lane totals: nonzero (every factor is), inverted by the caller.
-    let mut totals = normalize(&acc).to_lanes();
+    // acc is a mul output (carried).
+    let mut totals = normalize_carried(&acc).to_lanes();
     invert8(&mut totals);
     let mut inv_acc = Fe8::from_lanes(&totals);
 
@@ -123,8 +126,15 @@ pub(crate) fn add_pairs(
         // < 2^56 before the carry.
         let x3 = carry(&sub(&sub(&sqr(&l), &s.x1), &s.x2));
         let t = carry(&sub(&s.x1, &x3));
+        // mul's output carried, y₁ normalized: limbs < 2^52 + 2^54, two carry passes.
         let y3 = sub(&mul(&l, &t), &s.y1);
-        store(v, lanes_below(n - 8 * v), &normalize(&x3), &normalize(&y3));
+        // x₃ is carried already: one carry pass fewer.
+        store(
+            v,
+            lanes_below(n - 8 * v),
+            &normalize_carried(&x3),
+            &normalize(&y3),
+        );
     }
 }
 

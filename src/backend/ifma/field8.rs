@@ -348,12 +348,25 @@ pub(crate) fn carry(a: &Fe8) -> Fe8 {
 #[inline]
 #[target_feature(enable = "avx512f,avx512ifma,avx512vl")]
 pub(crate) fn normalize(a: &Fe8) -> Fe8 {
+    // First pass: carried (limb 4 < 2^48 + 2^11), what `normalize_carried` needs.
+    normalize_carried(&carry(a))
+}
+
+/// Full normalization of a carried element: [`normalize`] without its first carry pass.
+///
+/// # Magnitude
+///
+/// Input carried (limbs 0..3 < 2^52, limb 4 < 2^48 + 2^11: what [`carry`], [`mul`] and
+/// [`sqr`] return); output normalized.
+#[inline]
+#[target_feature(enable = "avx512f,avx512ifma,avx512vl")]
+pub(crate) fn normalize_carried(a: &Fe8) -> Fe8 {
     let m52 = splat(MASK52);
     let m48 = splat(MASK48);
-    // First pass: limb 4 < 2^48 + 2^11. Second pass: t = limb4 >> 48 ≤ 1, t·R256 < 2^33, so
-    // limb 0 carries at most 1 and limb 4 ends ≤ 2^48; if it equals 2^48 the carry ran
-    // through limbs 1..3, which are now 0, so the value v < 2^256 + 2^34 < 2p either way.
-    let [l0, l1, l2, l3, l4] = carry(&carry(a)).0;
+    // One carry pass: t = limb4 >> 48 ≤ 1, t·R256 < 2^33, so limb 0 carries at most 1 and
+    // limb 4 ends ≤ 2^48; if it equals 2^48 the carry ran through limbs 1..3, which are now
+    // 0, so the value v < 2^256 + 2^34 < 2p either way.
+    let [l0, l1, l2, l3, l4] = carry(a).0;
     // v ≥ p iff w = v + R256 ≥ 2^256; then v − p = w − 2^256 (< 2^35).
     let w0 = add64(l0, splat(R256));
     let w1 = add64(l1, shr::<52>(w0));

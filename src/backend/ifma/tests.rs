@@ -188,8 +188,11 @@ fn add_sub_carry_normalize_match_twin_and_bigint() {
                 field8::normalize(&va),
             )
         };
+        // SAFETY: features detected (checked at the top of the test).
+        let ncw = lanes(unsafe { field8::normalize_carried(&cw) });
         let (sum, diff, cw, nw, na) = (lanes(sum), lanes(diff), lanes(cw), lanes(nw), lanes(na));
         for i in 0..8 {
+            assert_eq!(ncw[i], nw[i], "normalize_carried of carry");
             assert_eq!(sum[i], twin::add(&a[i], &b[i]));
             assert_eq!(diff[i], twin::sub(&a[i], &b[i]));
             assert_eq!(cw[i], twin::carry(&w[i]));
@@ -205,6 +208,41 @@ fn add_sub_carry_normalize_match_twin_and_bigint() {
             assert_normalized(&nw[i]);
             assert_eq!(big(&nw[i]), big(&w[i]) % &p, "normalize value");
             assert_eq!(big(&na[i]), big(&a[i]) % &p);
+        }
+    }
+}
+
+/// `normalize_carried` on the extremes of its input range (limbs 0..3 up to 2^52 − 1, limb 4
+/// up to 2^48 + 2^11 − 1) and on values around p: the twin's normalize, value mod p.
+#[test]
+fn normalize_carried_matches_twin_at_the_bounds() {
+    if cpu().is_none() {
+        return;
+    }
+    let p = p();
+    let top = (1u64 << 48) + (1 << 11) - 1;
+    let mut v = vec![
+        [MASK52, MASK52, MASK52, MASK52, top],
+        [0, 0, 0, 0, top],
+        [MASK52, MASK52, MASK52, MASK52, 1 << 48],
+        [MASK52, MASK52, MASK52, MASK52, MASK48],
+        [0; 5],
+    ];
+    for k in [&p - 1u8, p.clone(), &p + 1u8] {
+        v.push(from_big(&(&k % (BigUint::from(1u8) << 208u32))));
+        let last = v.len() - 1;
+        v[last][4] = (&k >> 208u32).iter_u64_digits().next().unwrap_or(0);
+    }
+    v.resize(16, [1, 2, 3, 4, 5]);
+    for chunk in v.chunks(8) {
+        let l: [Limbs; 8] = core::array::from_fn(|i| chunk[i]);
+        // SAFETY: features detected (checked at the top of the test).
+        let got = lanes(unsafe { field8::normalize_carried(&fe8(&l)) });
+        for i in 0..8 {
+            assert!(l[i][4] <= top, "input carried");
+            assert_eq!(got[i], twin::normalize(&l[i]), "lane {i}: {:x?}", l[i]);
+            assert_normalized(&got[i]);
+            assert_eq!(big(&got[i]), big(&l[i]) % &p, "value, lane {i}");
         }
     }
 }
