@@ -6,8 +6,10 @@
 //! code without those features call it inside `unsafe`. That happens in exactly two places,
 //! the entry points below, and each is reachable only with a [`Detected`] token, which exists
 //! only after `is_x86_feature_detected!` confirmed the three features on the running CPU.
-//! Pointer loads and stores in `field8.rs` (`loadu`/`storeu` on references) are the other
-//! `unsafe` blocks, each with its `// SAFETY:` argument.
+//! Memory accesses are the other `unsafe` blocks, each with its `// SAFETY:` argument:
+//! `loadu`/`storeu` on references in `field8.rs`, and in `affine.rs` the gathers of point
+//! limbs (indices checked against the slice length first) and the masked load of index
+//! pairs.
 //!
 //! - [`field8`](self): the limb kernels (mul, sqr, sub, carry, normalize) with their bounds.
 //! - lift: BIP-340 lift_x, 16 square roots in flight.

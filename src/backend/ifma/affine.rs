@@ -15,6 +15,10 @@
 //! A pair with Δx ≡ 0 (the caller's precondition excludes it) is kept out of the product
 //! chain (its factor replaced by 1) and gets λ = 0, so it cannot poison the other additions;
 //! its output is then (−x₁ − x₂, −y₁), the same value the portable arm computes.
+//!
+//! [`add_points`] reads the pairs straight from the caller's [`AffinePoint`]s, normalized by
+//! the backend's contract, one hardware gather per limb ([`gather_points`]), and writes the
+//! sums back through [`Fe8::to_lanes`].
 
 use super::field8::{
     carry, eq_normalized, mul, normalize, normalize_carried, select, sqr, sub, Fe8,
