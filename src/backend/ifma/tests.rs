@@ -362,7 +362,9 @@ fn add_pairs_by_pair(
     mut put: impl FnMut(usize, Limbs, Limbs),
     saved: &mut Vec<affine::Saved>,
 ) {
-    let garbage = [u64::MAX; 5];
+    // Different in x₁ and x₂ (equal ones would pass as a harmless Δx ≡ 0 lane), not
+    // IFMA-ready, nothing like a field element.
+    let garbage: [Limbs; 4] = core::array::from_fn(|c| [u64::MAX - c as u64; 5]);
     let load = |v: usize, mask: u8| {
         let pairs: [[Limbs; 4]; 8] = core::array::from_fn(|lane| {
             let i = 8 * v + lane;
@@ -370,7 +372,7 @@ fn add_pairs_by_pair(
             if i < n {
                 get(i)
             } else {
-                [garbage; 4]
+                garbage
             }
         });
         core::array::from_fn(|c| fe8(&pairs.map(|p| p[c])))
