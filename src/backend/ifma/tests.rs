@@ -354,17 +354,17 @@ fn random_points(rng: &mut StdRng, n: usize) -> Vec<(Limbs, Limbs)> {
 }
 
 /// [`affine::add_pairs`] fed one pair at a time: `get(i)` = (x₁, y₁, x₂, y₂) of pair i,
-/// `put(i, x₃, y₃)`. The lanes past `n` of the last vector hold garbage (oversized limbs), which
-/// the kernel must ignore.
+/// `put(i, x₃, y₃)`. The lanes past `n` of the last vector hold garbage, which the kernel must
+/// ignore.
 fn add_pairs_by_pair(
     n: usize,
     get: impl Fn(usize) -> [Limbs; 4],
     mut put: impl FnMut(usize, Limbs, Limbs),
     saved: &mut Vec<affine::Saved>,
 ) {
-    // Different in x₁ and x₂ (equal ones would pass as a harmless Δx ≡ 0 lane), not
-    // IFMA-ready, nothing like a field element.
-    let garbage: [Limbs; 4] = core::array::from_fn(|c| [u64::MAX - c as u64; 5]);
+    // x₁ = p (as limbs) and x₂ = 0: Δx ≡ 0 although the limbs differ, so unpadded such a
+    // lane would zero its lane product; y₁, y₂ not IFMA-ready. (Order: x₁, y₁, x₂, y₂.)
+    let garbage: [Limbs; 4] = [from_big(&p()), [u64::MAX; 5], [0; 5], [u64::MAX - 1; 5]];
     let load = |v: usize, mask: u8| {
         let pairs: [[Limbs; 4]; 8] = core::array::from_fn(|lane| {
             let i = 8 * v + lane;
