@@ -159,6 +159,20 @@ pub(crate) fn sqrt_chain<T: ChainOps>(x1: T) -> T {
 }
 
 impl FieldElement {
+    /// Byte offset of the five `u64` limbs ([`FieldElement::raw_limbs`]) inside a
+    /// `FieldElement`, for code that reads many elements with vector gathers. Taken from the
+    /// actual layout (`offset_of!`), so it holds for the debug build's checked wrapper too.
+    #[cfg(not(debug_assertions))]
+    pub(crate) const LIMBS_OFFSET: usize =
+        core::mem::offset_of!(Self, 0) + core::mem::offset_of!(FieldElement5x52, 0);
+    /// Byte offset of the five `u64` limbs ([`FieldElement::raw_limbs`]) inside a
+    /// `FieldElement`, for code that reads many elements with vector gathers. Taken from the
+    /// actual layout (`offset_of!`), so it holds for the debug build's checked wrapper too.
+    #[cfg(debug_assertions)]
+    pub(crate) const LIMBS_OFFSET: usize = core::mem::offset_of!(Self, 0)
+        + checked::FieldElementChecked::INNER_OFFSET
+        + core::mem::offset_of!(FieldElement5x52, 0);
+
     /// Zero (normalized, magnitude 0: `ZERO.negate(0)` is valid and gives 2p).
     pub const ZERO: Self = Self(Inner::ZERO);
     /// One (normalized).

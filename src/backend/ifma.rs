@@ -6,8 +6,10 @@
 //! code without those features call it inside `unsafe`. That happens in exactly two places,
 //! the entry points below, and each is reachable only with a [`Detected`] token, which exists
 //! only after `is_x86_feature_detected!` confirmed the three features on the running CPU.
-//! Pointer loads and stores in `field8.rs` (`loadu`/`storeu` on references) are the other
-//! `unsafe` blocks, each with its `// SAFETY:` argument.
+//! Memory accesses are the other `unsafe` blocks, each with its `// SAFETY:` argument:
+//! `loadu`/`storeu` on references in `field8.rs`, and in `affine.rs` the gathers of point
+//! limbs (indices checked against the slice length first) and the masked load of index
+//! pairs.
 //!
 //! - [`field8`](self): the limb kernels (mul, sqr, sub, carry, normalize) with their bounds.
 //! - lift: BIP-340 lift_x, 16 square roots in flight.
@@ -72,7 +74,8 @@ pub(crate) fn add_affine_pairs_vartime(
     out: &mut [AffinePoint],
     buf: &mut PairBuf,
 ) {
-    add_pairs(cpu, |i| (&a[i], &b[i]), out, buf);
+    debug_assert!(a.iter().chain(b).all(normalized), "inputs not normalized");
+    add_pairs(cpu, affine::Pairs::Copied(a, b), out, buf);
 }
 
 /// IFMA arm of [`crate::backend::add_affine_pairs_gather_vartime`] (same contract; lengths
@@ -84,32 +87,25 @@ pub(crate) fn add_affine_pairs_gather_vartime(
     out: &mut [AffinePoint],
     buf: &mut PairBuf,
 ) {
-    add_pairs(
-        cpu,
-        |i| (&src[pairs[i][0] as usize], &src[pairs[i][1] as usize]),
-        out,
-        buf,
+    debug_assert!(
+        pairs
+            .iter()
+            .flatten()
+            .all(|&i| normalized(&src[i as usize])),
+        "inputs not normalized"
     );
+    add_pairs(cpu, affine::Pairs::Gathered(src, pairs), out, buf);
 }
 
-/// `out[i] = p + q` for `(p, q) = get(i)`, `i in 0..out.len()`, in lanes.
+/// Whether both coordinates of `p` are normalized (the pair additions' precondition, which
+/// the kernel relies on: it reads the limbs as they are).
+fn normalized(p: &AffinePoint) -> bool {
+    p.x.raw_limbs() == p.x.to_limbs_normalized() && p.y.raw_limbs() == p.y.to_limbs_normalized()
+}
+
+/// `out[i] = p + q` for the `i`-th pair of `pairs`, `i in 0..out.len()`, in lanes.
 #[inline(always)]
-fn add_pairs<'p>(
-    _cpu: Detected,
-    get: impl Fn(usize) -> (&'p AffinePoint, &'p AffinePoint),
-    out: &mut [AffinePoint],
-    buf: &mut PairBuf,
-) {
-    // Raw limbs, normalized in lanes by the kernel (as in `lift_x_many_vartime`).
-    let get = |i: usize| {
-        let (p, q) = get(i);
-        [
-            p.x.raw_limbs(),
-            p.y.raw_limbs(),
-            q.x.raw_limbs(),
-            q.y.raw_limbs(),
-        ]
-    };
+fn add_pairs(_cpu: Detected, pairs: affine::Pairs<'_>, out: &mut [AffinePoint], buf: &mut PairBuf) {
     let invert8 = |t: &mut [[u64; 5]; 8]| {
         let mut e = t.map(FieldElement::from_limbs_unchecked);
         let mut scratch = Vec::with_capacity(8);
@@ -118,17 +114,10 @@ fn add_pairs<'p>(
             *limbs = inv.to_limbs_normalized();
         }
     };
-    let n = out.len();
-    let put = |i: usize, x: [u64; 5], y: [u64; 5]| {
-        out[i] = AffinePoint {
-            x: FieldElement::from_limbs_unchecked(x),
-            y: FieldElement::from_limbs_unchecked(y),
-            infinity: false,
-        };
-    };
     // SAFETY: a `Detected` value exists only if avx512f, avx512ifma and avx512vl were detected
-    // on this CPU (see `Detected::detect`), which are exactly the features `add_pairs` enables.
-    unsafe { affine::add_pairs(n, get, invert8, put, &mut buf.0) }
+    // on this CPU (see `Detected::detect`), which are exactly the features `add_points`
+    // enables.
+    unsafe { affine::add_points(pairs, out, invert8, &mut buf.0) }
 }
 
 /// The IFMA arm's part of [`crate::backend::PairScratch`]: the forward pass's state.

@@ -348,13 +348,25 @@ pub(crate) fn carry(a: &Fe8) -> Fe8 {
 #[inline]
 #[target_feature(enable = "avx512f,avx512ifma,avx512vl")]
 pub(crate) fn normalize(a: &Fe8) -> Fe8 {
+    // One carry pass makes it carried (limb 4 < 2^48 + 2^11), what `normalize_carried` needs.
+    normalize_carried(&carry(a))
+}
+
+/// Full normalization of a carried element: one conditional subtraction of p, no carry pass.
+///
+/// # Magnitude
+///
+/// Input carried (limbs 0..3 < 2^52, limb 4 < 2^48 + 2^11: what [`carry`], [`mul`] and
+/// [`sqr`] return); output normalized.
+#[inline]
+#[target_feature(enable = "avx512f,avx512ifma,avx512vl")]
+pub(crate) fn normalize_carried(a: &Fe8) -> Fe8 {
     let m52 = splat(MASK52);
     let m48 = splat(MASK48);
-    // First pass: limb 4 < 2^48 + 2^11. Second pass: t = limb4 >> 48 ≤ 1, t·R256 < 2^33, so
-    // limb 0 carries at most 1 and limb 4 ends ≤ 2^48; if it equals 2^48 the carry ran
-    // through limbs 1..3, which are now 0, so the value v < 2^256 + 2^34 < 2p either way.
-    let [l0, l1, l2, l3, l4] = carry(&carry(a)).0;
-    // v ≥ p iff w = v + R256 ≥ 2^256; then v − p = w − 2^256 (< 2^35).
+    // The value v < 2^208 + (2^48 + 2^11)·2^208 = 2^256 + 2^219 < 2p, so one subtraction of
+    // p suffices.
+    let [l0, l1, l2, l3, l4] = a.0;
+    // v ≥ p iff w = v + R256 ≥ 2^256; then v − p = w − 2^256 < p.
     let w0 = add64(l0, splat(R256));
     let w1 = add64(l1, shr::<52>(w0));
     let w0 = and(w0, m52);
@@ -364,7 +376,9 @@ pub(crate) fn normalize(a: &Fe8) -> Fe8 {
     let w2 = and(w2, m52);
     let w4 = add64(l4, shr::<52>(w3));
     let w3 = and(w3, m52);
-    // w4 ≤ 2^48 + 1 and limbs 0..3 < 2^52, so w ≥ 2^256 iff bit 48 of w4 is set.
+    // w0 < 2^52 + 2^33 carries at most 1, and so does each limb after it: w4 ≤ 2^48 + 2^11
+    // < 2^49, and the masked limbs 0..3 are < 2^52, so w ≥ 2^256 iff bit 48 of w4 is set.
+    // Where it is clear, v < p and limb 4 of v (≤ w4) is < 2^48: v is normalized as it is.
     let ge: __mmask8 = _mm512_test_epi64_mask(w4, splat(1 << 48));
     let w4 = and(w4, m48);
     select(ge, &Fe8([l0, l1, l2, l3, l4]), &Fe8([w0, w1, w2, w3, w4]))
@@ -386,13 +400,6 @@ pub(crate) fn eq_normalized(a: &Fe8, b: &Fe8) -> __mmask8 {
 #[target_feature(enable = "avx512f,avx512ifma,avx512vl")]
 pub(crate) fn is_odd_normalized(a: &Fe8) -> __mmask8 {
     _mm512_test_epi64_mask(a.0[0], splat(1))
-}
-
-/// Lanes where the normalized input is zero.
-#[inline]
-#[target_feature(enable = "avx512f,avx512ifma,avx512vl")]
-pub(crate) fn is_zero_normalized(a: &Fe8) -> __mmask8 {
-    eq_normalized(a, &Fe8([_mm512_setzero_si512(); 5]))
 }
 
 /// Per lane: `b` where `mask` is set, `a` elsewhere.

@@ -188,8 +188,11 @@ fn add_sub_carry_normalize_match_twin_and_bigint() {
                 field8::normalize(&va),
             )
         };
+        // SAFETY: features detected (checked at the top of the test).
+        let ncw = lanes(unsafe { field8::normalize_carried(&cw) });
         let (sum, diff, cw, nw, na) = (lanes(sum), lanes(diff), lanes(cw), lanes(nw), lanes(na));
         for i in 0..8 {
+            assert_eq!(ncw[i], nw[i], "normalize_carried of carry");
             assert_eq!(sum[i], twin::add(&a[i], &b[i]));
             assert_eq!(diff[i], twin::sub(&a[i], &b[i]));
             assert_eq!(cw[i], twin::carry(&w[i]));
@@ -205,6 +208,41 @@ fn add_sub_carry_normalize_match_twin_and_bigint() {
             assert_normalized(&nw[i]);
             assert_eq!(big(&nw[i]), big(&w[i]) % &p, "normalize value");
             assert_eq!(big(&na[i]), big(&a[i]) % &p);
+        }
+    }
+}
+
+/// `normalize_carried` on the extremes of its input range (limbs 0..3 up to 2^52 − 1, limb 4
+/// up to 2^48 + 2^11 − 1) and on values around p: the twin's normalize, value mod p.
+#[test]
+fn normalize_carried_matches_twin_at_the_bounds() {
+    if cpu().is_none() {
+        return;
+    }
+    let p = p();
+    let top = (1u64 << 48) + (1 << 11) - 1;
+    let mut v = vec![
+        [MASK52, MASK52, MASK52, MASK52, top],
+        [0, 0, 0, 0, top],
+        [MASK52, MASK52, MASK52, MASK52, 1 << 48],
+        [MASK52, MASK52, MASK52, MASK52, MASK48],
+        [0; 5],
+    ];
+    for k in [&p - 1u8, p.clone(), &p + 1u8] {
+        v.push(from_big(&(&k % (BigUint::from(1u8) << 208u32))));
+        let last = v.len() - 1;
+        v[last][4] = (&k >> 208u32).iter_u64_digits().next().unwrap_or(0);
+    }
+    v.resize(16, [1, 2, 3, 4, 5]);
+    for chunk in v.chunks(8) {
+        let l: [Limbs; 8] = core::array::from_fn(|i| chunk[i]);
+        // SAFETY: features detected (checked at the top of the test).
+        let got = lanes(unsafe { field8::normalize_carried(&fe8(&l)) });
+        for i in 0..8 {
+            assert!(l[i][4] <= top, "input carried");
+            assert_eq!(got[i], twin::normalize(&l[i]), "lane {i}: {:x?}", l[i]);
+            assert_normalized(&got[i]);
+            assert_eq!(big(&got[i]), big(&l[i]) % &p, "value, lane {i}");
         }
     }
 }
@@ -315,6 +353,44 @@ fn random_points(rng: &mut StdRng, n: usize) -> Vec<(Limbs, Limbs)> {
     v
 }
 
+/// [`affine::add_pairs`] fed one pair at a time: `get(i)` = (x₁, y₁, x₂, y₂) of pair i,
+/// `put(i, x₃, y₃)`. The lanes past `n` of the last vector hold garbage, which the kernel must
+/// ignore.
+fn add_pairs_by_pair(
+    n: usize,
+    get: impl Fn(usize) -> [Limbs; 4],
+    mut put: impl FnMut(usize, Limbs, Limbs),
+    saved: &mut Vec<affine::Saved>,
+) {
+    // x₁ = p (as limbs) and x₂ = 0: Δx ≡ 0 although the limbs differ, so unpadded such a
+    // lane would zero its lane product; y₁, y₂ not IFMA-ready. (Order: x₁, y₁, x₂, y₂.)
+    let garbage: [Limbs; 4] = [from_big(&p()), [u64::MAX; 5], [0; 5], [u64::MAX - 1; 5]];
+    let load = |v: usize, mask: u8| {
+        let pairs: [[Limbs; 4]; 8] = core::array::from_fn(|lane| {
+            let i = 8 * v + lane;
+            assert_eq!(mask >> lane & 1 == 1, i < n, "load mask, lane {lane}");
+            if i < n {
+                get(i)
+            } else {
+                garbage
+            }
+        });
+        core::array::from_fn(|c| fe8(&pairs.map(|p| p[c])))
+    };
+    let store = |v: usize, mask: u8, x: &Fe8, y: &Fe8| {
+        let (x, y) = (lanes(*x), lanes(*y));
+        for lane in 0..8 {
+            let i = 8 * v + lane;
+            assert_eq!(mask >> lane & 1 == 1, i < n, "store mask, lane {lane}");
+            if i < n {
+                put(i, x[lane], y[lane]);
+            }
+        }
+    };
+    // SAFETY: only called after `cpu()` returned `Some`, i.e. the features were detected.
+    unsafe { affine::add_pairs(n, load, invert8_twin, store, saved) }
+}
+
 fn invert8_twin(t: &mut [Limbs; 8]) {
     for l in t.iter_mut() {
         assert!(big(l) != BigUint::default(), "lane product must be nonzero");
@@ -343,16 +419,12 @@ fn affine_adds_match_twin_and_bigint() {
             b[5] = (a[5].0, twin::normalize(&twin::sub(&[0; 5], &a[5].1)));
         }
         let mut got = vec![([0u64; 5], [0u64; 5]); n];
-        // SAFETY: features detected (checked at the top of the test).
-        unsafe {
-            affine::add_pairs(
-                n,
-                |i| [a[i].0, a[i].1, b[i].0, b[i].1],
-                invert8_twin,
-                |i, x, y| got[i] = (x, y),
-                &mut saved,
-            )
-        };
+        add_pairs_by_pair(
+            n,
+            |i| [a[i].0, a[i].1, b[i].0, b[i].1],
+            |i, x, y| got[i] = (x, y),
+            &mut saved,
+        );
         for i in 0..n {
             let ((x1, y1), (x2, y2)) = (a[i], b[i]);
             if x1 == x2 {
@@ -388,10 +460,11 @@ fn affine_adds_match_twin_and_bigint() {
     }
 }
 
-/// The kernels accept any limbs < 2^62 (every `FieldElement` magnitude) and normalize in
-/// lanes: x + k·p written with oversized limbs gives the same results as x.
+/// The lift accepts any limbs < 2^62 (every `FieldElement` magnitude) and normalizes in
+/// lanes: x + k·p written with oversized limbs gives the same results as x. (The pair
+/// additions read their inputs as they are: the backend's contract makes them normalized.)
 #[test]
-fn kernels_normalize_oversized_input_limbs() {
+fn lift_normalizes_oversized_input_limbs() {
     if cpu().is_none() {
         return;
     }
@@ -422,32 +495,97 @@ fn kernels_normalize_oversized_input_limbs() {
         widen(&xs[0], 31).iter().any(|&l| l >= 1 << 52),
         "the test input is oversized"
     );
-    let (a, b) = (&pts[..9], &pts[9..18]);
-    let mut r1 = vec![([0u64; 5], [0u64; 5]); 9];
-    let mut r2 = r1.clone();
+}
+
+/// The gathers read limbs at `offset_of!`-derived byte offsets: reading through them gives
+/// `raw_limbs` of x and y, for points anywhere in a slice (first, middle, last of an odd
+/// length), in this build's layout (debug builds wrap the limbs in a checker).
+#[test]
+fn gather_points_reads_the_limbs_of_each_point() {
+    if cpu().is_none() {
+        return;
+    }
+    use crate::arithmetic::field::FieldElement;
+    use crate::arithmetic::group::AffinePoint;
+    use core::arch::x86_64::_mm512_set_epi64;
+    let mut rng = StdRng::seed_from_u64(9);
+    let pts: Vec<AffinePoint> = random_points(&mut rng, 13)
+        .into_iter()
+        .map(|(x, y)| AffinePoint {
+            x: FieldElement::from_limbs_unchecked(x),
+            y: FieldElement::from_limbs_unchecked(y),
+            infinity: false,
+        })
+        .collect();
+    let idx = [12u64, 0, 7, 12, 1, 11, 3, 6];
+    // Lanes 5 and 7 masked off, with indices out of range: never read, no panic.
+    let mask = 0b0101_1111u8;
+    let mut raw = idx;
+    raw[5] = 1 << 40;
+    raw[7] = 13;
+    // SAFETY: features detected (checked at the top of the test).
+    let (x, y) = unsafe {
+        let v = _mm512_set_epi64(
+            raw[7] as i64,
+            raw[6] as i64,
+            raw[5] as i64,
+            raw[4] as i64,
+            raw[3] as i64,
+            raw[2] as i64,
+            raw[1] as i64,
+            raw[0] as i64,
+        );
+        affine::gather_points(&pts, v, mask)
+    };
+    let (x, y) = (lanes(x), lanes(y));
+    for lane in 0..8 {
+        if mask >> lane & 1 == 1 {
+            let p = &pts[idx[lane] as usize];
+            assert_eq!(x[lane], p.x.raw_limbs(), "x, lane {lane}");
+            assert_eq!(y[lane], p.y.raw_limbs(), "y, lane {lane}");
+        } else {
+            assert_eq!((x[lane], y[lane]), ([0; 5], [0; 5]), "masked lane {lane}");
+        }
+    }
+}
+
+/// An active lane past the end of the slice panics before any read.
+#[test]
+#[should_panic(expected = "index out of range")]
+fn gather_points_rejects_an_index_past_the_end() {
+    if cpu().is_none() {
+        panic!("index out of range (skipped: no IFMA)");
+    }
+    use crate::arithmetic::group::AffinePoint;
+    let pts = vec![AffinePoint::GENERATOR; 5];
     // SAFETY: features detected (checked at the top of the test).
     unsafe {
-        affine::add_pairs(
-            9,
-            |i| [a[i].0, a[i].1, b[i].0, b[i].1],
-            invert8_twin,
-            |i, x, y| r1[i] = (x, y),
-            &mut Vec::new(),
-        );
-        affine::add_pairs(
-            9,
-            |i| {
-                [
-                    widen(&a[i].0, 7),
-                    widen(&a[i].1, 30),
-                    widen(&b[i].0, 31),
-                    widen(&b[i].1, 1),
-                ]
-            },
-            invert8_twin,
-            |i, x, y| r2[i] = (x, y),
-            &mut Vec::new(),
-        );
+        let v = core::arch::x86_64::_mm512_set1_epi64(5);
+        affine::gather_points(&pts, v, 0b1);
     }
-    assert_eq!(r1, r2);
+}
+
+/// `pair_indices` splits each `[u32; 2]` into its two lanes, all 32 bits of each, and reads
+/// no pair outside the mask (a short tail slice is fine).
+#[test]
+fn pair_indices_split_the_pairs() {
+    if cpu().is_none() {
+        return;
+    }
+    let pairs: Vec<[u32; 2]> = (0..3u32).map(|i| [u32::MAX - i, 0x8000_0000 | i]).collect();
+    // SAFETY: features detected (checked at the top of the test).
+    let (a, b) = unsafe { affine::pair_indices(&pairs, affine::lanes_below(3)) };
+    let mut got = ([0u64; 8], [0u64; 8]);
+    // SAFETY: features detected; 64-byte stores into `[u64; 8]` arrays.
+    unsafe {
+        use core::arch::x86_64::_mm512_storeu_si512;
+        _mm512_storeu_si512(got.0.as_mut_ptr().cast(), a);
+        _mm512_storeu_si512(got.1.as_mut_ptr().cast(), b);
+    }
+    for lane in 0..8 {
+        let (ea, eb) = pairs
+            .get(lane)
+            .map_or((0, 0), |p| (u64::from(p[0]), u64::from(p[1])));
+        assert_eq!((got.0[lane], got.1[lane]), (ea, eb), "lane {lane}");
+    }
 }

@@ -108,7 +108,11 @@ pub(crate) fn carry(a: &Limbs) -> Limbs {
 }
 
 pub(crate) fn normalize(a: &Limbs) -> Limbs {
-    let l = carry(&carry(a));
+    normalize_carried(&carry(a))
+}
+
+pub(crate) fn normalize_carried(a: &Limbs) -> Limbs {
+    let l = *a;
     let w0 = l[0] + R256;
     let w1 = l[1] + (w0 >> 52);
     let w2 = l[2] + (w1 >> 52);
