@@ -532,8 +532,7 @@ fn reduce_batch_affine<'p>(
 /// window, for its points) appends `(bucket, signed index)` to `entries` and counts it in
 /// `start[bucket + 1]`.
 ///
-/// Not inlined: as a function of its own, its vectors are known not to alias, so their
-/// lengths stay in registers across the pushes.
+/// Not inlined: as a function of its own, its slices are known not to alias.
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
 fn recode(
@@ -548,8 +547,11 @@ fn recode(
 ) {
     let nwin_all = windows(c);
     let half = 1usize << (c - 1);
-    entries.clear();
-    entries.reserve(points.len() * (wins.len() + 1));
+    // Written by index into a vector grown to the bound (a digit per window and the part's
+    // per point), then cut to length.
+    grow(entries, points.len() * (wins.len() + 1));
+    let out = &mut entries[..];
+    let mut n = 0usize;
     let mut digits = [0i32; 129];
     for (i, (p, &k)) in points.iter().zip(scalars).enumerate() {
         pool[2 * i] = *p;
@@ -562,7 +564,8 @@ fn recode(
             if d != 0 {
                 let bucket = w * half + d.unsigned_abs() as usize - 1;
                 start[bucket + 1] += 1;
-                entries.push((bucket as u32, (2 * i + (d < 0) as usize) as u32));
+                out[n] = (bucket as u32, (2 * i + (d < 0) as usize) as u32);
+                n += 1;
             }
         }
         if let Some((pw, range)) = part {
@@ -570,10 +573,12 @@ fn recode(
             if d != 0 && range.contains(&i) {
                 let bucket = wins.len() * half + d.unsigned_abs() as usize - 1;
                 start[bucket + 1] += 1;
-                entries.push((bucket as u32, (2 * i + (d < 0) as usize) as u32));
+                out[n] = (bucket as u32, (2 * i + (d < 0) as usize) as u32);
+                n += 1;
             }
         }
     }
+    entries.truncate(n);
 }
 
 /// One round's pairing: the buckets `(cur, start)` (bucket j is `cur[start[j]..start[j + 1]]`)
@@ -581,8 +586,7 @@ fn recode(
 /// `(next, next_start)` hold each pair's sum, at pool slot `base` + its place in `pair_idx`,
 /// and an odd bucket's last index as it stands.
 ///
-/// Not inlined: as a function of its own, its vectors are known not to alias, so their
-/// lengths stay in registers across the pushes of the inner loop.
+/// Not inlined: as a function of its own, its slices are known not to alias.
 #[inline(never)]
 fn pair_up(
     cur: &[u32],
@@ -592,26 +596,39 @@ fn pair_up(
     next: &mut Vec<u32>,
     next_start: &mut Vec<u32>,
 ) {
-    pair_idx.clear();
-    next.clear();
-    next_start.clear();
-    pair_idx.reserve(cur.len() / 2);
-    next.reserve(cur.len());
-    next_start.reserve(start.len());
-    let mut slot = base as u32;
-    for bounds in start.windows(2) {
-        next_start.push(next.len() as u32);
-        let mut pairs = cur[bounds[0] as usize..bounds[1] as usize].chunks_exact(2);
-        for pq in &mut pairs {
-            next.push(slot);
-            slot += 1;
-            pair_idx.push([pq[0], pq[1]]);
+    // Written by index into vectors grown to the bounds (at most half the indices pair up,
+    // every index leaves one), then cut to length: no capacity check per element.
+    grow(pair_idx, cur.len() / 2);
+    grow(next, cur.len());
+    grow(next_start, start.len());
+    let (pi, nx, ns) = (&mut pair_idx[..], &mut next[..], &mut next_start[..]);
+    let (mut np, mut nn) = (0usize, 0usize);
+    for (j, bounds) in start.windows(2).enumerate() {
+        ns[j] = nn as u32;
+        let (mut t, end) = (bounds[0] as usize, bounds[1] as usize);
+        while t + 1 < end {
+            pi[np] = [cur[t], cur[t + 1]];
+            nx[nn] = (base + np) as u32;
+            np += 1;
+            nn += 1;
+            t += 2;
         }
-        if let [last] = pairs.remainder() {
-            next.push(*last);
+        if t < end {
+            nx[nn] = cur[t];
+            nn += 1;
         }
     }
-    next_start.push(next.len() as u32);
+    ns[start.len() - 1] = nn as u32;
+    pair_idx.truncate(np);
+    next.truncate(nn);
+    next_start.truncate(start.len());
+}
+
+/// Grows `v` to at least `n` elements (new ones default); never shrinks it.
+fn grow<T: Default + Clone>(v: &mut Vec<T>, n: usize) {
+    if v.len() < n {
+        v.resize(n, T::default());
+    }
 }
 
 /// Removes from the buckets `(next, next_start)` every index `≥ from` whose pool point is the
