@@ -51,8 +51,10 @@ pub const WINDOWS: &[(usize, usize)] = &[
 
 /// The most pair additions handed to the backend in one call during accumulation: a round
 /// of all windows at a few thousand points holds tens of thousands of pairs, whose working
-/// memory would not stay in cache between the forward and the backward pass.
-pub const PAIR_BLOCK: usize = 512;
+/// memory would not stay in cache between the forward and the backward pass. Swept with the
+/// gathering kernels (`docs/benchmarks.md#msm-at-3074-points-before-and-after`): 1024 beat 512
+/// and 2048 at every size from 82 to 3,074 points.
+pub const PAIR_BLOCK: usize = 1024;
 
 /// The largest window width used (for N beyond the table).
 pub const MAX_WINDOW: usize = 11;
