@@ -106,18 +106,15 @@ fn normalized(p: &AffinePoint) -> bool {
 /// `out[i] = p + q` for the `i`-th pair of `pairs`, `i in 0..out.len()`, in lanes.
 #[inline(always)]
 fn add_pairs(_cpu: Detected, pairs: affine::Pairs<'_>, out: &mut [AffinePoint], buf: &mut PairBuf) {
-    let invert8 = |t: &mut [[u64; 5]; 8]| {
-        let mut e = t.map(FieldElement::from_limbs_unchecked);
-        let mut scratch = Vec::with_capacity(8);
-        FieldElement::batch_invert_vartime(&mut e, &mut scratch);
-        for (limbs, inv) in t.iter_mut().zip(&e) {
-            *limbs = inv.to_limbs_normalized();
-        }
+    let invert1 = |t: [u64; 5]| {
+        FieldElement::from_limbs_unchecked(t)
+            .invert_vartime()
+            .to_limbs_normalized()
     };
     // SAFETY: a `Detected` value exists only if avx512f, avx512ifma and avx512vl were detected
     // on this CPU (see `Detected::detect`), which are exactly the features `add_points`
     // enables.
-    unsafe { affine::add_points(pairs, out, invert8, &mut buf.0) }
+    unsafe { affine::add_points(pairs, out, invert1, &mut buf.0) }
 }
 
 /// The IFMA arm's part of [`crate::backend::PairScratch`]: the forward pass's state.

@@ -8,8 +8,8 @@
 //! ```
 //!
 //! Pair i sits in vector i / 8, lane i mod 8. Forward pass: Δx, Δy and the exclusive prefix
-//! product of Δx per lane (1 M per vector). The caller inverts the 8 lane totals (one scalar
-//! inversion with a scalar Montgomery trick). Backward pass: each Δx⁻¹ (2 M), λ (1 M), λ² (1 S)
+//! product of Δx per lane (1 M per vector). The 8 lane totals are inverted in the vector
+//! ([`invert_lanes`]: Montgomery's trick across the lanes, one scalar inversion by the caller). Backward pass: each Δx⁻¹ (2 M), λ (1 M), λ² (1 S)
 //! and y₃ (1 M): 5 M + 1 S per addition.
 //!
 //! A pair with Δx ≡ 0 (the caller's precondition excludes it) is kept out of the product
@@ -27,8 +27,9 @@ use crate::arithmetic::field::FieldElement;
 use crate::arithmetic::group::AffinePoint;
 use core::arch::x86_64::{
     __m512i, __mmask8, _mm512_add_epi64, _mm512_and_si512, _mm512_mask_cmpge_epu64_mask,
-    _mm512_mask_i64gather_epi64, _mm512_maskz_loadu_epi64, _mm512_mullox_epi64, _mm512_set1_epi64,
-    _mm512_setzero_si512, _mm512_srli_epi64,
+    _mm512_mask_i64gather_epi64, _mm512_mask_permutexvar_epi64, _mm512_maskz_loadu_epi64,
+    _mm512_mullox_epi64, _mm512_set1_epi64, _mm512_set_epi64, _mm512_setzero_si512,
+    _mm512_srli_epi64,
 };
 
 /// Per-vector state kept between the passes (structure of arrays, 8 pairs).
@@ -60,13 +61,13 @@ pub(crate) fn lanes_below(k: usize) -> __mmask8 {
 /// coordinate the crate produces is), the others may hold anything. `store(v, mask, x₃, y₃)`
 /// receives normalized results, meaningful in the lanes of `mask`.
 ///
-/// `invert8` receives the 8 normalized, nonzero lane products and must replace each with its
-/// normalized inverse (the scalar Montgomery trick and one inversion live there).
+/// `invert1` receives one normalized, nonzero element (the product of every Δx) and must
+/// return its normalized inverse; the lanes share it through [`invert_lanes`].
 #[target_feature(enable = "avx512f,avx512ifma,avx512vl")]
 pub(crate) fn add_pairs(
     n: usize,
     load: impl Fn(usize, __mmask8) -> [Fe8; 4],
-    invert8: impl FnOnce(&mut [[u64; 5]; 8]),
+    invert1: impl FnOnce([u64; 5]) -> [u64; 5],
     mut store: impl FnMut(usize, __mmask8, &Fe8, &Fe8),
     saved: &mut Vec<Saved>,
 ) {
@@ -113,11 +114,8 @@ pub(crate) fn add_pairs(
         acc = mul(&acc, &dx);
     }
 
-    // The 8 lane totals: nonzero (every factor is), inverted by the caller.
-    // acc is a mul output (carried).
-    let mut totals = normalize_carried(&acc).to_lanes();
-    invert8(&mut totals);
-    let mut inv_acc = Fe8::from_lanes(&totals);
+    // The 8 lane totals: nonzero (every factor is); acc is a mul output (carried).
+    let mut inv_acc = invert_lanes(&acc, invert1);
 
     // Backward pass: inv_acc holds (Δx of vectors 0..=v)⁻¹ per lane.
     for v in (0..nv).rev() {
@@ -192,6 +190,55 @@ pub(crate) fn consecutive(v: usize) -> __m512i {
     _mm512_add_epi64(base, _mm512_set1_epi64((8 * v) as i64))
 }
 
+/// Every limb vector of `a` with its lanes moved `k` places up (lane i gets lane i − k) or
+/// down (lane i gets lane i + k); the lanes left without a source get `fill`'s.
+#[inline]
+#[target_feature(enable = "avx512f,avx512ifma,avx512vl")]
+fn shift_lanes(a: &Fe8, up: bool, k: usize, fill: &Fe8) -> Fe8 {
+    let src = |i: usize| (if up { i.wrapping_sub(k) } else { i + k } & 7) as i64;
+    let idx = _mm512_set_epi64(
+        src(7),
+        src(6),
+        src(5),
+        src(4),
+        src(3),
+        src(2),
+        src(1),
+        src(0),
+    );
+    let mask: __mmask8 = if up { 0xFF << k } else { 0xFF >> k };
+    Fe8(core::array::from_fn(|l| {
+        _mm512_mask_permutexvar_epi64(fill.0[l], mask, idx, a.0[l])
+    }))
+}
+
+/// The inverses of the 8 lanes of `a`, carried: one inversion in all.
+///
+/// `a` must be IFMA-ready (a `mul` output is) and nonzero in every lane mod p. `invert1`
+/// receives the normalized product of the lanes and returns its normalized inverse. The rest is
+/// Montgomery's trick across the lanes in vector form: inclusive prefix and suffix products by
+/// Hillis–Steele scans (lanes shifted by 1, 2 and 4 and multiplied in, the vacated lanes
+/// filled with 1), then `a_i⁻¹ = (Π_{j<i} a_j)·(Π_{j>i} a_j)·(Π_j a_j)⁻¹`: eight vector
+/// multiplications in place of a scalar trick over the lanes.
+#[inline]
+#[target_feature(enable = "avx512f,avx512ifma,avx512vl")]
+pub(crate) fn invert_lanes(a: &Fe8, invert1: impl FnOnce([u64; 5]) -> [u64; 5]) -> Fe8 {
+    let one = Fe8::splat(&[1, 0, 0, 0, 0]);
+    // mul's outputs are carried, so IFMA-ready for the next step; shifting moves whole
+    // elements and fills with 1.
+    let (mut pre, mut suf) = (*a, *a);
+    for k in [1, 2, 4] {
+        pre = mul(&pre, &shift_lanes(&pre, true, k, &one));
+        suf = mul(&suf, &shift_lanes(&suf, false, k, &one));
+    }
+    // Lane 7 of the inclusive prefix is the product of all lanes (nonzero: p is prime).
+    let total = normalize_carried(&pre).to_lanes()[7];
+    let inv = Fe8::splat(&invert1(total));
+    let before = shift_lanes(&pre, true, 1, &one);
+    let after = shift_lanes(&suf, false, 1, &one);
+    mul(&mul(&before, &after), &inv)
+}
+
 /// Where [`add_points`] reads its pairs.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Pairs<'a> {
@@ -204,7 +251,7 @@ pub(crate) enum Pairs<'a> {
 
 /// `out[i]` = the sum of pair i of `pairs` for `i in 0..out.len()`, normalized, with
 /// `infinity = false` (the contract of `backend::add_affine_pairs_vartime`: normalized
-/// inputs, Δx ≡ 0 pairs get λ = 0). `invert8` and `saved` as in [`add_pairs`].
+/// inputs, Δx ≡ 0 pairs get λ = 0). `invert1` and `saved` as in [`add_pairs`].
 ///
 /// # Panics
 ///
@@ -213,7 +260,7 @@ pub(crate) enum Pairs<'a> {
 pub(crate) fn add_points(
     pairs: Pairs<'_>,
     out: &mut [AffinePoint],
-    invert8: impl FnOnce(&mut [[u64; 5]; 8]),
+    invert1: impl FnOnce([u64; 5]) -> [u64; 5],
     saved: &mut Vec<Saved>,
 ) {
     let load = |v: usize, mask: __mmask8| {
@@ -235,7 +282,7 @@ pub(crate) fn add_points(
     let store = |v: usize, mask: __mmask8, x: &Fe8, y: &Fe8| {
         store_points(&mut out[8 * v..], mask, x, y);
     };
-    add_pairs(n, load, invert8, store, saved);
+    add_pairs(n, load, invert1, store, saved);
 }
 
 /// The two indices of each of `pairs[0..8]` in the lanes of `mask` (zero elsewhere).

@@ -247,6 +247,53 @@ fn normalize_carried_matches_twin_at_the_bounds() {
     }
 }
 
+#[test]
+fn invert_lanes_matches_bigint() {
+    if cpu().is_none() {
+        return;
+    }
+    let p = p();
+    let mut rng = StdRng::seed_from_u64(17);
+    // Every IFMA-ready edge value that is nonzero mod p, in every lane position, among random
+    // lanes; then random groups.
+    let edges: Vec<Limbs> = edge_ready()
+        .into_iter()
+        .filter(|l| big(l) % &p != BigUint::default())
+        .collect();
+    let mut groups: Vec<[Limbs; 8]> = Vec::new();
+    for (e, edge) in edges.iter().enumerate() {
+        for pos in 0..8 {
+            groups.push(core::array::from_fn(|i| {
+                if i == pos || (e + i) % 3 == 0 {
+                    edges[(e + i) % edges.len()]
+                } else {
+                    random_ready(&mut rng)
+                }
+            }));
+            groups.last_mut().expect("just pushed")[pos] = *edge;
+        }
+    }
+    for _ in 0..50 * scale() {
+        groups.push(core::array::from_fn(|_| random_ready(&mut rng)));
+    }
+    for l in groups {
+        if l.iter().any(|x| big(x) % &p == BigUint::default()) {
+            continue;
+        }
+        // SAFETY: features detected (checked at the top of the test).
+        let got = lanes(unsafe { affine::invert_lanes(&fe8(&l), |t| twin::invert(&t)) });
+        for i in 0..8 {
+            assert_carried(&got[i]);
+            assert_eq!(
+                big(&got[i]) * big(&l[i]) % &p,
+                BigUint::from(1u8),
+                "lane {i}: {:x?}",
+                l
+            );
+        }
+    }
+}
+
 /// x values for the lift tests: edge cases, then random ones (about half are non-residues).
 fn lift_inputs(rng: &mut StdRng, random: usize) -> Vec<Limbs> {
     let p = p();
@@ -388,14 +435,12 @@ fn add_pairs_by_pair(
         }
     };
     // SAFETY: only called after `cpu()` returned `Some`, i.e. the features were detected.
-    unsafe { affine::add_pairs(n, load, invert8_twin, store, saved) }
+    unsafe { affine::add_pairs(n, load, invert1_twin, store, saved) }
 }
 
-fn invert8_twin(t: &mut [Limbs; 8]) {
-    for l in t.iter_mut() {
-        assert!(big(l) != BigUint::default(), "lane product must be nonzero");
-        *l = twin::invert(l);
-    }
+fn invert1_twin(t: Limbs) -> Limbs {
+    assert!(big(&t) != BigUint::default(), "the product must be nonzero");
+    twin::invert(&t)
 }
 
 #[test]
