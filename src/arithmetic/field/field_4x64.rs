@@ -282,8 +282,8 @@ impl FieldElement4x64 {
     /// `self · rhs` mod p: schoolbook 4×4 words by rows, then `reduce512` (fold the high
     /// half with 2^256 ≡ R).
     ///
-    /// Each row `a_i·b` is assembled as five words with one carry chain ([`row`]), then
-    /// added to the partial sum with a second chain ([`add_row`]): two plain add-with-carry
+    /// Each row `a_i·b` is assembled as five words with one carry chain (`row`), then
+    /// added to the partial sum with a second chain (`add_row`): two plain add-with-carry
     /// chains per row instead of a 128-bit accumulator per product.
     #[inline(always)]
     #[allow(clippy::should_implement_trait)]
