@@ -8,11 +8,13 @@
 //!     (Σ aᵢ·sᵢ)·G − Σ aᵢ·Rᵢ − Σ_keys (Σ_{i∈key} aᵢ·eᵢ)·P  =  ∞
 //! ```
 //!
-//! with `a₁ = 1` and the other `aᵢ` 128-bit weights (BIP-340, "Batch Verification"). If any
-//! signature is invalid the sum is ∞ only with probability about 2^−128 over the weights.
-//! Signatures by the same key merge into one key term. The multi-scalar multiplication
-//! ([`crate::msm`]) sees `N = n + 2k + 2` points with scalars below 2^128: every `−Rᵢ` with
-//! `aᵢ` (unsplit), every key's scalar GLV-split over `P` and `λ·P = (β·x, y)`, and `Σ aᵢ·sᵢ`
+//! with `a₁ = 1` and the other `aᵢ` 128-bit weights (BIP-340, "Batch Verification"); it is
+//! evaluated negated, as `Σ aᵢ·Rᵢ + Σ_keys (Σ_{i∈key} aᵢ·eᵢ)·P − (Σ aᵢ·sᵢ)·G`, so that the
+//! lifted nonces go in as they are (one scalar negation per equation instead of a point
+//! negation per signature). If any signature is invalid the sum is ∞ only with probability
+//! about 2^−128 over the weights. Signatures by the same key merge into one key term. The multi-scalar multiplication
+//! ([`crate::msm`]) sees `N = n + 2k + 2` points with scalars below 2^128: every `Rᵢ` with
+//! `aᵢ` (unsplit), every key's scalar GLV-split over `P` and `λ·P = (β·x, y)`, and `−Σ aᵢ·sᵢ`
 //! split at 2^128 over `G` and `2^128·G`. All nonces and cold keys are lifted together by
 //! [`backend::lift_x_many_vartime`] (SIMD lanes where available).
 //!
@@ -234,13 +236,12 @@ struct Prepared {
     key: u32,
     /// r < p and s < n (set with the lifts).
     parsed: bool,
-    /// `−R` once lifted (x = r).
-    neg_r: AffinePoint,
-    s: Scalar,
-    e: Scalar,
+    /// `R` once lifted (x = r, even y).
+    r: AffinePoint,
     /// The weight `aᵢ`.
     a: u128,
-    /// `aᵢ·sᵢ` and `aᵢ·eᵢ`, set with the weight.
+    /// `sᵢ` and `eᵢ` once staged, `aᵢ·sᵢ` and `aᵢ·eᵢ` once weighed (in place: the entry
+    /// stays small, and it is copied when the dropped entries are removed).
     a_s: Scalar,
     a_e: Scalar,
 }
@@ -357,6 +358,21 @@ fn g128() -> &'static AffinePoint {
     })
 }
 
+/// Whether two byte arrays (of a multiple of 8 bytes) are equal, compared as 64-bit words
+/// with no early exit: inlined, where `==` on arrays calls `memcmp`.
+#[inline]
+fn eq_words<const N: usize>(a: &[u8; N], b: &[u8; N]) -> bool {
+    const { assert!(N % 8 == 0) };
+    a.chunks_exact(8)
+        .zip(b.chunks_exact(8))
+        .fold(0u64, |d, (x, y)| {
+            let x = u64::from_ne_bytes(x.try_into().unwrap_or_default());
+            let y = u64::from_ne_bytes(y.try_into().unwrap_or_default());
+            d | (x ^ y)
+        })
+        == 0
+}
+
 /// The two 32-byte halves of a 64-byte signature: `r` and `s`.
 fn halves(sig: &[u8; 64]) -> (&[u8; 32], &[u8; 32]) {
     let (r, s) = sig.split_at(32);
@@ -369,7 +385,8 @@ fn halves(sig: &[u8; 64]) -> (&[u8; 32], &[u8; 32]) {
 /// One half of a batch's per-signature work, run by one thread or two (one half each):
 /// for each entry of `prep` (whose nonce x goes to the same index of `xs`), parses r and s
 /// (r ≥ p or s ≥ n leaves it unparsed: `false` for that signature alone) and sets the
-/// challenge `eᵢ`; lifts all of `xs` (which may hold cold keys after the nonces); sets `−Rᵢ`.
+/// challenge `eᵢ` (into `a_s` and `a_e`, which [`weigh`] multiplies by the weight); lifts all
+/// of `xs` (which may hold cold keys after the nonces); sets `Rᵢ`.
 /// Returns the SHA-256 of the half's transcript, `digest(eᵢ) ‖ sᵢ` of each parsed entry in
 /// order (the unreduced challenge digest commits to `r`, the key and the message).
 fn stage(
@@ -395,8 +412,8 @@ fn stage(
         transcript.update(s_bytes);
         *x = r;
         p.parsed = true;
-        p.s = s;
-        p.e = Scalar::from_bytes_reduced(&e);
+        p.a_s = s;
+        p.a_e = Scalar::from_bytes_reduced(&e);
     }
     backend::lift_x_many_vartime(xs, ys, lifted);
     for ((p, (x, y)), &ok) in prep
@@ -405,12 +422,11 @@ fn stage(
         .zip(lifted.iter())
     {
         if p.parsed && ok {
-            p.neg_r = AffinePoint {
+            p.r = AffinePoint {
                 x: *x,
                 y: *y,
                 infinity: false,
-            }
-            .neg();
+            };
         }
     }
     transcript.finalize().into()
@@ -436,8 +452,9 @@ fn recv_spinning<T>(rx: &std::sync::mpsc::Receiver<T>) -> Option<T> {
 
 /// The weights of `prep`, whose first entry has index `first` in the batch: weights `2j`
 /// and `2j + 1` are the two halves of SHA-256(seed ‖ j) (tagged), at least 1, and the
-/// batch's very first weight is 1. Sets `a`, `a·s` and `a·e` (an entry that did not parse
-/// gets its weight, with `s = e = 0`, and is dropped later). `first` may be odd: the pair
+/// batch's very first weight is 1. Sets `a` and multiplies the staged `s` and `e` into `a·s`
+/// and `a·e` (an entry that did not parse gets its weight, with `s = e = 0`, and is dropped
+/// later); so each weighing must follow a staging of the same entries. `first` may be odd: the pair
 /// that straddles two calls is hashed by both.
 fn weigh(prep: &mut [Prepared], seed: &[u8; 32], first: usize) {
     let mid = weights_midstate();
@@ -459,8 +476,8 @@ fn weigh(prep: &mut [Prepared], seed: &[u8; 32], first: usize) {
         };
         let sa = Scalar::from_u128(a);
         p.a = a;
-        p.a_s = sa.mul(&p.s);
-        p.a_e = sa.mul(&p.e);
+        p.a_s = sa.mul(&p.a_s);
+        p.a_e = sa.mul(&p.a_e);
     }
 }
 
@@ -694,21 +711,31 @@ impl Verifier {
             w.order.push((((kp as u128) << 64) | rp as u128, i as u32));
         }
         w.order.sort_unstable();
+        // Whole inputs are compared only where the prefixes match (identical signatures, keys
+        // shared); elsewhere the prefixes already tell them apart.
         let mut unique = 0;
-        let mut prev: Option<usize> = None;
+        let mut prev: Option<(usize, u128)> = None;
         let mut rep: usize = 0;
         for oi in 0..w.order.len() {
-            let i = w.order[oi].1 as usize;
+            let (prefix, i) = w.order[oi];
+            let i = i as usize;
             let s = &sigs[i];
-            if let Some(p) = prev {
-                let q = &sigs[p];
-                if q.sig == s.sig && q.msg == s.msg && q.pubkey == s.pubkey {
-                    w.dup_of[i] = rep as u32;
-                    continue;
+            let same_key = match prev {
+                Some((p, pp)) if (pp >> 64) == (prefix >> 64) => {
+                    let q = &sigs[p];
+                    if pp == prefix
+                        && eq_words(q.sig, s.sig)
+                        && eq_words(q.msg, s.msg)
+                        && eq_words(q.pubkey, s.pubkey)
+                    {
+                        w.dup_of[i] = rep as u32;
+                        continue;
+                    }
+                    eq_words(q.pubkey, s.pubkey)
                 }
-            }
-            let same_key = prev.is_some_and(|p| sigs[p].pubkey == s.pubkey);
-            prev = Some(i);
+                _ => false,
+            };
+            prev = Some((i, prefix));
             rep = i;
             unique += 1;
             if !same_key {
@@ -739,9 +766,7 @@ impl Verifier {
                 idx: i as u32,
                 key: key as u32,
                 parsed: false,
-                neg_r: AffinePoint::IDENTITY,
-                s: Scalar::ZERO,
-                e: Scalar::ZERO,
+                r: AffinePoint::IDENTITY,
                 a: 0,
                 a_s: Scalar::ZERO,
                 a_e: Scalar::ZERO,
@@ -827,8 +852,8 @@ impl Verifier {
             })
         };
         // One thread; or no helper thread could be started; or the helper failed, which cannot
-        // happen short of a bug, and then everything is redone here (staging is idempotent,
-        // weighing overwrites).
+        // happen short of a bug, and then everything is redone here (staging sets `s` and `e`
+        // afresh, which weighing then multiplies by the weights).
         if !helped {
             let (xs0, xs1) = w.xs.split_at_mut(half);
             let (ys0, ys1) = w.ys.split_at_mut(half);
@@ -868,12 +893,12 @@ impl Verifier {
         // Keep the signatures that parsed and whose nonce and key lifted.
         let mut keep = 0;
         for t in 0..nr {
-            let p = w.prep[t];
+            let p = &w.prep[t];
             if !p.parsed || !w.lifted[t] || w.keys[p.key as usize].invalid {
                 continue;
             }
             if keep != t {
-                w.prep[keep] = p;
+                w.prep[keep] = w.prep[t];
             }
             keep += 1;
         }
@@ -888,8 +913,9 @@ impl Verifier {
         self.equation_terms(lo, hi) && self.equation_holds(lo, hi)
     }
 
-    /// Puts the terms of the batch equation over `prep[lo..hi]` into `work.points` and
-    /// `work.scalars`. `false` (terms incomplete) when a key has no point.
+    /// Puts the terms of the batch equation over `prep[lo..hi]`, negated (see the module
+    /// docs), into `work.points` and `work.scalars`. `false` (terms incomplete) when a key has
+    /// no point.
     fn equation_terms(&mut self, lo: usize, hi: usize) -> bool {
         let w = &mut self.work;
         w.points.clear();
@@ -898,7 +924,7 @@ impl Verifier {
         let mut key_sum = Scalar::ZERO;
         let mut cur_key = u32::MAX;
         let mut complete = true;
-        // −(Σ aᵢ·eᵢ)·P, GLV-split: (±k1)·P + (±k2)·(λ·P). `false` when the key has no point.
+        // (Σ aᵢ·eᵢ)·P, GLV-split: (±k1)·P + (±k2)·(λ·P). `false` when the key has no point.
         let flush = |key: u32,
                      sum: &Scalar,
                      keys: &[BatchKey],
@@ -911,7 +937,7 @@ impl Verifier {
             let Some(c) = keys[key as usize].point else {
                 return false;
             };
-            let split = sum.negate().split_lambda();
+            let split = sum.split_lambda();
             pts.push(if split.k1_neg { c.p.neg() } else { c.p });
             ks.push(split.k1);
             pts.push(if split.k2_neg {
@@ -923,10 +949,10 @@ impl Verifier {
             true
         };
         for p in &w.prep[lo..hi] {
-            // (Σ aᵢ·sᵢ)·G
+            // Σ aᵢ·sᵢ, for −(Σ aᵢ·sᵢ)·G below
             g = g.add(&p.a_s);
-            // −aᵢ·Rᵢ
-            w.points.push(p.neg_r);
+            // aᵢ·Rᵢ
+            w.points.push(p.r);
             w.scalars.push(p.a);
             if p.key != cur_key {
                 complete &= flush(cur_key, &key_sum, &w.keys, &mut w.points, &mut w.scalars);
@@ -936,7 +962,7 @@ impl Verifier {
             key_sum = key_sum.add(&p.a_e);
         }
         complete &= flush(cur_key, &key_sum, &w.keys, &mut w.points, &mut w.scalars);
-        let (g_lo, g_hi) = split_128(&g);
+        let (g_lo, g_hi) = split_128(&g.negate());
         w.points.push(AffinePoint::GENERATOR);
         w.scalars.push(g_lo);
         w.points.push(*g128());
