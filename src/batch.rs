@@ -66,7 +66,7 @@
 
 use crate::arithmetic::field::FieldElement;
 use crate::arithmetic::group::{AffinePoint, JacobianPoint};
-use crate::arithmetic::scalar::Scalar;
+use crate::arithmetic::scalar::{Scalar, WideSum};
 use crate::backend;
 use crate::bip340::{
     challenge_hash, finish_from_midstate, parse_xonly, tagged_midstate, verify_parsed, SigRef,
@@ -240,10 +240,10 @@ struct Prepared {
     r: AffinePoint,
     /// The weight `aᵢ`.
     a: u128,
-    /// `sᵢ` and `eᵢ` once staged, `aᵢ·sᵢ` and `aᵢ·eᵢ` once weighed (in place: the entry
-    /// stays small, and it is copied when the dropped entries are removed).
-    a_s: Scalar,
-    a_e: Scalar,
+    /// `sᵢ` and `eᵢ`, set with the lifts; the equation multiplies them by `aᵢ` as it sums them
+    /// (one reduction per sum, see [`WideSum`]).
+    s: Scalar,
+    e: Scalar,
 }
 
 /// Reusable per-batch buffers.
@@ -385,8 +385,7 @@ fn halves(sig: &[u8; 64]) -> (&[u8; 32], &[u8; 32]) {
 /// One half of a batch's per-signature work, run by one thread or two (one half each):
 /// for each entry of `prep` (whose nonce x goes to the same index of `xs`), parses r and s
 /// (r ≥ p or s ≥ n leaves it unparsed: `false` for that signature alone) and sets the
-/// challenge `eᵢ` (into `a_s` and `a_e`, which [`weigh`] multiplies by the weight); lifts all
-/// of `xs` (which may hold cold keys after the nonces); sets `Rᵢ`.
+/// challenge `eᵢ`; lifts all of `xs` (which may hold cold keys after the nonces); sets `Rᵢ`.
 /// Returns the SHA-256 of the half's transcript, `digest(eᵢ) ‖ sᵢ` of each parsed entry in
 /// order (the unreduced challenge digest commits to `r`, the key and the message).
 fn stage(
@@ -412,8 +411,8 @@ fn stage(
         transcript.update(s_bytes);
         *x = r;
         p.parsed = true;
-        p.a_s = s;
-        p.a_e = Scalar::from_bytes_reduced(&e);
+        p.s = s;
+        p.e = Scalar::from_bytes_reduced(&e);
     }
     backend::lift_x_many_vartime(xs, ys, lifted);
     for ((p, (x, y)), &ok) in prep
@@ -452,9 +451,8 @@ fn recv_spinning<T>(rx: &std::sync::mpsc::Receiver<T>) -> Option<T> {
 
 /// The weights of `prep`, whose first entry has index `first` in the batch: weights `2j`
 /// and `2j + 1` are the two halves of SHA-256(seed ‖ j) (tagged), at least 1, and the
-/// batch's very first weight is 1. Sets `a` and multiplies the staged `s` and `e` into `a·s`
-/// and `a·e` (an entry that did not parse gets its weight, with `s = e = 0`, and is dropped
-/// later); so each weighing must follow a staging of the same entries. `first` may be odd: the pair
+/// batch's very first weight is 1. Sets `a` (an entry that did not parse gets its weight
+/// too, and is dropped later). `first` may be odd: the pair
 /// that straddles two calls is hashed by both.
 fn weigh(prep: &mut [Prepared], seed: &[u8; 32], first: usize) {
     let mid = weights_midstate();
@@ -474,10 +472,7 @@ fn weigh(prep: &mut [Prepared], seed: &[u8; 32], first: usize) {
         } else {
             u128::from_le_bytes(half.try_into().unwrap_or_default()).max(1)
         };
-        let sa = Scalar::from_u128(a);
         p.a = a;
-        p.a_s = sa.mul(&p.a_s);
-        p.a_e = sa.mul(&p.a_e);
     }
 }
 
@@ -768,8 +763,8 @@ impl Verifier {
                 parsed: false,
                 r: AffinePoint::IDENTITY,
                 a: 0,
-                a_s: Scalar::ZERO,
-                a_e: Scalar::ZERO,
+                s: Scalar::ZERO,
+                e: Scalar::ZERO,
             });
         }
         // Keys missing here may be in the shared cache: one read lock for all of them.
@@ -809,7 +804,7 @@ impl Verifier {
         // digests cover each parsed signature's challenge digest and s, including the few
         // dropped below, which only adds inputs), then 128-bit weights from
         // SHA-256(seed ‖ pair index) over the entries in this order (before the dropped ones
-        // are removed); a₁ = 1. Each weight is multiplied into s and e here.
+        // are removed); a₁ = 1. The equation multiplies each weight into s and e.
         self.counter += 1;
         let mut head = [0u8; 32 + 8 + 8 + 8 + 64];
         head[..32].copy_from_slice(&self.secret);
@@ -852,8 +847,8 @@ impl Verifier {
             })
         };
         // One thread; or no helper thread could be started; or the helper failed, which cannot
-        // happen short of a bug, and then everything is redone here (staging sets `s` and `e`
-        // afresh, which weighing then multiplies by the weights).
+        // happen short of a bug, and then everything is redone here (staging is idempotent,
+        // weighing overwrites).
         if !helped {
             let (xs0, xs1) = w.xs.split_at_mut(half);
             let (ys0, ys1) = w.ys.split_at_mut(half);
@@ -920,13 +915,13 @@ impl Verifier {
         let w = &mut self.work;
         w.points.clear();
         w.scalars.clear();
-        let mut g = Scalar::ZERO;
-        let mut key_sum = Scalar::ZERO;
+        let mut g = WideSum::ZERO;
+        let mut key_sum = WideSum::ZERO;
         let mut cur_key = u32::MAX;
         let mut complete = true;
         // (Σ aᵢ·eᵢ)·P, GLV-split: (±k1)·P + (±k2)·(λ·P). `false` when the key has no point.
         let flush = |key: u32,
-                     sum: &Scalar,
+                     sum: &WideSum,
                      keys: &[BatchKey],
                      pts: &mut Vec<AffinePoint>,
                      ks: &mut Vec<u128>|
@@ -937,7 +932,7 @@ impl Verifier {
             let Some(c) = keys[key as usize].point else {
                 return false;
             };
-            let split = sum.split_lambda();
+            let split = sum.reduce().split_lambda();
             pts.push(if split.k1_neg { c.p.neg() } else { c.p });
             ks.push(split.k1);
             pts.push(if split.k2_neg {
@@ -950,19 +945,19 @@ impl Verifier {
         };
         for p in &w.prep[lo..hi] {
             // Σ aᵢ·sᵢ, for −(Σ aᵢ·sᵢ)·G below
-            g = g.add(&p.a_s);
+            g.add_mul_u128(&p.s, p.a);
             // aᵢ·Rᵢ
             w.points.push(p.r);
             w.scalars.push(p.a);
             if p.key != cur_key {
                 complete &= flush(cur_key, &key_sum, &w.keys, &mut w.points, &mut w.scalars);
                 cur_key = p.key;
-                key_sum = Scalar::ZERO;
+                key_sum = WideSum::ZERO;
             }
-            key_sum = key_sum.add(&p.a_e);
+            key_sum.add_mul_u128(&p.e, p.a);
         }
         complete &= flush(cur_key, &key_sum, &w.keys, &mut w.points, &mut w.scalars);
-        let (g_lo, g_hi) = split_128(&g.negate());
+        let (g_lo, g_hi) = split_128(&g.reduce().negate());
         w.points.push(AffinePoint::GENERATOR);
         w.scalars.push(g_lo);
         w.points.push(*g128());
@@ -1344,7 +1339,7 @@ mod tests {
             })
             .collect();
         v.prepare(&refs);
-        v.work.prep.iter().map(|p| (p.a, p.a_e)).collect()
+        v.work.prep.iter().map(|p| (p.a, p.e.mul_u128(p.a))).collect()
     }
 
     /// A batch's only invalid signature, picked by the first probe (a secret is searched for
