@@ -1339,7 +1339,11 @@ mod tests {
             })
             .collect();
         v.prepare(&refs);
-        v.work.prep.iter().map(|p| (p.a, p.e.mul_u128(p.a))).collect()
+        v.work
+            .prep
+            .iter()
+            .map(|p| (p.a, p.e.mul_u128(p.a)))
+            .collect()
     }
 
     /// A batch's only invalid signature, picked by the first probe (a secret is searched for
@@ -1460,6 +1464,82 @@ mod tests {
                 (kp.x_only_public_key().0.serialize(), msg, sig)
             })
             .collect()
+    }
+
+    #[test]
+    fn grouping_with_colliding_prefixes_matches_whole_compares() {
+        // A second key sharing the first one's 8-byte prefix (a different x that lifts), the
+        // first key's signatures repeated under it (same key and r prefixes, different key:
+        // not duplicates, and invalid), exact duplicates, and distinct keys.
+        let secp = secp256k1::Secp256k1::new();
+        let kp = |i: u8| secp256k1::Keypair::from_seckey_slice(&secp, &[i; 32]).expect("key");
+        let main = kp(1);
+        let pk = main.x_only_public_key().0.serialize();
+        let twin = (0..=255u8)
+            .map(|t| {
+                let mut b = pk;
+                b[31] ^= t.wrapping_add(1);
+                b
+            })
+            .find(|b| XOnlyPublicKey::from_byte_array(b).is_ok())
+            .expect("a lifting x");
+        let mut owned: Vec<([u8; 32], [u8; 32], [u8; 64])> = Vec::new();
+        for i in 0..24u8 {
+            let msg = [i; 32];
+            let sig = secp.sign_schnorr_no_aux_rand(&msg, &main).to_byte_array();
+            // Exact duplicates next to each other, and (i % 7 == 0) one after the twin's copy.
+            let copies = 1 + usize::from(i % 5 == 0);
+            owned.extend(std::iter::repeat_n((pk, msg, sig), copies));
+            owned.extend(std::iter::repeat_n((twin, msg, sig), copies));
+            if i % 7 == 0 {
+                owned.push((pk, msg, sig));
+            }
+            let other = kp(2 + i % 3);
+            let other_sig = secp.sign_schnorr_no_aux_rand(&msg, &other).to_byte_array();
+            owned.push((other.x_only_public_key().0.serialize(), msg, other_sig));
+        }
+        let refs: Vec<SigRef<'_>> = owned.iter().map(SigRef::from).collect();
+        let mut v = Verifier::with_secret([5; 32]);
+        v.prepare(&refs);
+        // The twin: whole-array compares along the same order.
+        let mut dup_of = vec![u32::MAX; refs.len()];
+        let mut keys: Vec<[u8; 32]> = Vec::new();
+        let mut groups: Vec<(u32, usize)> = Vec::new();
+        let mut prev: Option<usize> = None;
+        for &(_, i) in &v.work.order {
+            let (i, s) = (i as usize, &refs[i as usize]);
+            if let Some(p) = prev {
+                let q = &refs[p];
+                if q.sig == s.sig && q.msg == s.msg && q.pubkey == s.pubkey {
+                    dup_of[i] = groups.last().map_or(0, |g| g.0);
+                    continue;
+                }
+            }
+            if prev.is_none_or(|p| refs[p].pubkey != s.pubkey) {
+                keys.push(*s.pubkey);
+            }
+            prev = Some(i);
+            groups.push((i as u32, keys.len() - 1));
+        }
+        assert_eq!(v.work.dup_of, dup_of);
+        assert!(dup_of.iter().any(|&d| d != u32::MAX));
+        let got_keys: Vec<[u8; 32]> = v.work.keys.iter().map(|k| k.pk).collect();
+        assert_eq!(got_keys, keys);
+        assert!(keys.contains(&twin));
+        let got: Vec<(u32, usize)> = v
+            .work
+            .prep
+            .iter()
+            .map(|p| (p.idx, p.key as usize))
+            .collect();
+        // Every entry parses and lifts (the twin's signatures fail only the equation).
+        assert_eq!(got, groups);
+        // And the verdicts.
+        let want: Vec<bool> = refs.iter().map(crate::verify_one).collect();
+        let mut ok = Vec::new();
+        assert!(!v.verify_batch(&refs, &mut ok));
+        assert_eq!(ok, want);
+        assert!(want.iter().filter(|&&b| b).count() > refs.len() / 2);
     }
 
     #[test]
