@@ -8,11 +8,13 @@
 //!     (Σ aᵢ·sᵢ)·G − Σ aᵢ·Rᵢ − Σ_keys (Σ_{i∈key} aᵢ·eᵢ)·P  =  ∞
 //! ```
 //!
-//! with `a₁ = 1` and the other `aᵢ` 128-bit weights (BIP-340, "Batch Verification"). If any
-//! signature is invalid the sum is ∞ only with probability about 2^−128 over the weights.
-//! Signatures by the same key merge into one key term. The multi-scalar multiplication
-//! ([`crate::msm`]) sees `N = n + 2k + 2` points with scalars below 2^128: every `−Rᵢ` with
-//! `aᵢ` (unsplit), every key's scalar GLV-split over `P` and `λ·P = (β·x, y)`, and `Σ aᵢ·sᵢ`
+//! with `a₁ = 1` and the other `aᵢ` 128-bit weights (BIP-340, "Batch Verification"); it is
+//! evaluated negated, as `Σ aᵢ·Rᵢ + Σ_keys (Σ_{i∈key} aᵢ·eᵢ)·P − (Σ aᵢ·sᵢ)·G`, so that the
+//! lifted nonces go in as they are (one scalar negation per equation instead of a point
+//! negation per signature). If any signature is invalid the sum is ∞ only with probability
+//! about 2^−128 over the weights. Signatures by the same key merge into one key term. The multi-scalar multiplication
+//! ([`crate::msm`]) sees `N = n + 2k + 2` points with scalars below 2^128: every `Rᵢ` with
+//! `aᵢ` (unsplit), every key's scalar GLV-split over `P` and `λ·P = (β·x, y)`, and `−Σ aᵢ·sᵢ`
 //! split at 2^128 over `G` and `2^128·G`. All nonces and cold keys are lifted together by
 //! [`backend::lift_x_many_vartime`] (SIMD lanes where available).
 //!
@@ -64,7 +66,7 @@
 
 use crate::arithmetic::field::FieldElement;
 use crate::arithmetic::group::{AffinePoint, JacobianPoint};
-use crate::arithmetic::scalar::Scalar;
+use crate::arithmetic::scalar::{Scalar, WideSum};
 use crate::backend;
 use crate::bip340::{
     challenge_hash, finish_from_midstate, parse_xonly, tagged_midstate, verify_parsed, SigRef,
@@ -234,15 +236,14 @@ struct Prepared {
     key: u32,
     /// r < p and s < n (set with the lifts).
     parsed: bool,
-    /// `−R` once lifted (x = r).
-    neg_r: AffinePoint,
-    s: Scalar,
-    e: Scalar,
+    /// `R` once lifted (x = r, even y).
+    r: AffinePoint,
     /// The weight `aᵢ`.
     a: u128,
-    /// `aᵢ·sᵢ` and `aᵢ·eᵢ`, set with the weight.
-    a_s: Scalar,
-    a_e: Scalar,
+    /// `sᵢ` and `eᵢ`, set with the lifts; the equation multiplies them by `aᵢ` as it sums them
+    /// (one reduction per sum, see [`WideSum`]).
+    s: Scalar,
+    e: Scalar,
 }
 
 /// Reusable per-batch buffers.
@@ -357,6 +358,21 @@ fn g128() -> &'static AffinePoint {
     })
 }
 
+/// Whether two byte arrays (of a multiple of 8 bytes) are equal, compared as 64-bit words
+/// with no early exit: inlined, where `==` on arrays calls `memcmp`.
+#[inline]
+fn eq_words<const N: usize>(a: &[u8; N], b: &[u8; N]) -> bool {
+    const { assert!(N % 8 == 0) };
+    a.chunks_exact(8)
+        .zip(b.chunks_exact(8))
+        .fold(0u64, |d, (x, y)| {
+            let x = u64::from_ne_bytes(x.try_into().unwrap_or_default());
+            let y = u64::from_ne_bytes(y.try_into().unwrap_or_default());
+            d | (x ^ y)
+        })
+        == 0
+}
+
 /// The two 32-byte halves of a 64-byte signature: `r` and `s`.
 fn halves(sig: &[u8; 64]) -> (&[u8; 32], &[u8; 32]) {
     let (r, s) = sig.split_at(32);
@@ -369,7 +385,7 @@ fn halves(sig: &[u8; 64]) -> (&[u8; 32], &[u8; 32]) {
 /// One half of a batch's per-signature work, run by one thread or two (one half each):
 /// for each entry of `prep` (whose nonce x goes to the same index of `xs`), parses r and s
 /// (r ≥ p or s ≥ n leaves it unparsed: `false` for that signature alone) and sets the
-/// challenge `eᵢ`; lifts all of `xs` (which may hold cold keys after the nonces); sets `−Rᵢ`.
+/// challenge `eᵢ`; lifts all of `xs` (which may hold cold keys after the nonces); sets `Rᵢ`.
 /// Returns the SHA-256 of the half's transcript, `digest(eᵢ) ‖ sᵢ` of each parsed entry in
 /// order (the unreduced challenge digest commits to `r`, the key and the message).
 fn stage(
@@ -405,12 +421,11 @@ fn stage(
         .zip(lifted.iter())
     {
         if p.parsed && ok {
-            p.neg_r = AffinePoint {
+            p.r = AffinePoint {
                 x: *x,
                 y: *y,
                 infinity: false,
-            }
-            .neg();
+            };
         }
     }
     transcript.finalize().into()
@@ -436,8 +451,8 @@ fn recv_spinning<T>(rx: &std::sync::mpsc::Receiver<T>) -> Option<T> {
 
 /// The weights of `prep`, whose first entry has index `first` in the batch: weights `2j`
 /// and `2j + 1` are the two halves of SHA-256(seed ‖ j) (tagged), at least 1, and the
-/// batch's very first weight is 1. Sets `a`, `a·s` and `a·e` (an entry that did not parse
-/// gets its weight, with `s = e = 0`, and is dropped later). `first` may be odd: the pair
+/// batch's very first weight is 1. Sets `a` (an entry that did not parse gets its weight
+/// too, and is dropped later). `first` may be odd: the pair
 /// that straddles two calls is hashed by both.
 fn weigh(prep: &mut [Prepared], seed: &[u8; 32], first: usize) {
     let mid = weights_midstate();
@@ -457,10 +472,7 @@ fn weigh(prep: &mut [Prepared], seed: &[u8; 32], first: usize) {
         } else {
             u128::from_le_bytes(half.try_into().unwrap_or_default()).max(1)
         };
-        let sa = Scalar::from_u128(a);
         p.a = a;
-        p.a_s = sa.mul(&p.s);
-        p.a_e = sa.mul(&p.e);
     }
 }
 
@@ -694,21 +706,31 @@ impl Verifier {
             w.order.push((((kp as u128) << 64) | rp as u128, i as u32));
         }
         w.order.sort_unstable();
+        // Whole inputs are compared only where the prefixes match (identical signatures, keys
+        // shared); elsewhere the prefixes already tell them apart.
         let mut unique = 0;
-        let mut prev: Option<usize> = None;
+        let mut prev: Option<(usize, u128)> = None;
         let mut rep: usize = 0;
         for oi in 0..w.order.len() {
-            let i = w.order[oi].1 as usize;
+            let (prefix, i) = w.order[oi];
+            let i = i as usize;
             let s = &sigs[i];
-            if let Some(p) = prev {
-                let q = &sigs[p];
-                if q.sig == s.sig && q.msg == s.msg && q.pubkey == s.pubkey {
-                    w.dup_of[i] = rep as u32;
-                    continue;
+            let same_key = match prev {
+                Some((p, pp)) if (pp >> 64) == (prefix >> 64) => {
+                    let q = &sigs[p];
+                    if pp == prefix
+                        && eq_words(q.sig, s.sig)
+                        && eq_words(q.msg, s.msg)
+                        && eq_words(q.pubkey, s.pubkey)
+                    {
+                        w.dup_of[i] = rep as u32;
+                        continue;
+                    }
+                    eq_words(q.pubkey, s.pubkey)
                 }
-            }
-            let same_key = prev.is_some_and(|p| sigs[p].pubkey == s.pubkey);
-            prev = Some(i);
+                _ => false,
+            };
+            prev = Some((i, prefix));
             rep = i;
             unique += 1;
             if !same_key {
@@ -739,12 +761,10 @@ impl Verifier {
                 idx: i as u32,
                 key: key as u32,
                 parsed: false,
-                neg_r: AffinePoint::IDENTITY,
+                r: AffinePoint::IDENTITY,
+                a: 0,
                 s: Scalar::ZERO,
                 e: Scalar::ZERO,
-                a: 0,
-                a_s: Scalar::ZERO,
-                a_e: Scalar::ZERO,
             });
         }
         // Keys missing here may be in the shared cache: one read lock for all of them.
@@ -784,7 +804,7 @@ impl Verifier {
         // digests cover each parsed signature's challenge digest and s, including the few
         // dropped below, which only adds inputs), then 128-bit weights from
         // SHA-256(seed ‖ pair index) over the entries in this order (before the dropped ones
-        // are removed); a₁ = 1. Each weight is multiplied into s and e here.
+        // are removed); a₁ = 1. The equation multiplies each weight into s and e.
         self.counter += 1;
         let mut head = [0u8; 32 + 8 + 8 + 8 + 64];
         head[..32].copy_from_slice(&self.secret);
@@ -868,12 +888,12 @@ impl Verifier {
         // Keep the signatures that parsed and whose nonce and key lifted.
         let mut keep = 0;
         for t in 0..nr {
-            let p = w.prep[t];
+            let p = &w.prep[t];
             if !p.parsed || !w.lifted[t] || w.keys[p.key as usize].invalid {
                 continue;
             }
             if keep != t {
-                w.prep[keep] = p;
+                w.prep[keep] = w.prep[t];
             }
             keep += 1;
         }
@@ -888,19 +908,20 @@ impl Verifier {
         self.equation_terms(lo, hi) && self.equation_holds(lo, hi)
     }
 
-    /// Puts the terms of the batch equation over `prep[lo..hi]` into `work.points` and
-    /// `work.scalars`. `false` (terms incomplete) when a key has no point.
+    /// Puts the terms of the batch equation over `prep[lo..hi]`, negated (see the module
+    /// docs), into `work.points` and `work.scalars`. `false` (terms incomplete) when a key has
+    /// no point.
     fn equation_terms(&mut self, lo: usize, hi: usize) -> bool {
         let w = &mut self.work;
         w.points.clear();
         w.scalars.clear();
-        let mut g = Scalar::ZERO;
-        let mut key_sum = Scalar::ZERO;
+        let mut g = WideSum::ZERO;
+        let mut key_sum = WideSum::ZERO;
         let mut cur_key = u32::MAX;
         let mut complete = true;
-        // −(Σ aᵢ·eᵢ)·P, GLV-split: (±k1)·P + (±k2)·(λ·P). `false` when the key has no point.
+        // (Σ aᵢ·eᵢ)·P, GLV-split: (±k1)·P + (±k2)·(λ·P). `false` when the key has no point.
         let flush = |key: u32,
-                     sum: &Scalar,
+                     sum: &WideSum,
                      keys: &[BatchKey],
                      pts: &mut Vec<AffinePoint>,
                      ks: &mut Vec<u128>|
@@ -911,7 +932,7 @@ impl Verifier {
             let Some(c) = keys[key as usize].point else {
                 return false;
             };
-            let split = sum.negate().split_lambda();
+            let split = sum.reduce().split_lambda();
             pts.push(if split.k1_neg { c.p.neg() } else { c.p });
             ks.push(split.k1);
             pts.push(if split.k2_neg {
@@ -923,20 +944,20 @@ impl Verifier {
             true
         };
         for p in &w.prep[lo..hi] {
-            // (Σ aᵢ·sᵢ)·G
-            g = g.add(&p.a_s);
-            // −aᵢ·Rᵢ
-            w.points.push(p.neg_r);
+            // Σ aᵢ·sᵢ, for −(Σ aᵢ·sᵢ)·G below
+            g.add_mul_u128(&p.s, p.a);
+            // aᵢ·Rᵢ
+            w.points.push(p.r);
             w.scalars.push(p.a);
             if p.key != cur_key {
                 complete &= flush(cur_key, &key_sum, &w.keys, &mut w.points, &mut w.scalars);
                 cur_key = p.key;
-                key_sum = Scalar::ZERO;
+                key_sum = WideSum::ZERO;
             }
-            key_sum = key_sum.add(&p.a_e);
+            key_sum.add_mul_u128(&p.e, p.a);
         }
         complete &= flush(cur_key, &key_sum, &w.keys, &mut w.points, &mut w.scalars);
-        let (g_lo, g_hi) = split_128(&g);
+        let (g_lo, g_hi) = split_128(&g.reduce().negate());
         w.points.push(AffinePoint::GENERATOR);
         w.scalars.push(g_lo);
         w.points.push(*g128());
@@ -1318,7 +1339,11 @@ mod tests {
             })
             .collect();
         v.prepare(&refs);
-        v.work.prep.iter().map(|p| (p.a, p.a_e)).collect()
+        v.work
+            .prep
+            .iter()
+            .map(|p| (p.a, p.e.mul_u128(p.a)))
+            .collect()
     }
 
     /// A batch's only invalid signature, picked by the first probe (a secret is searched for
@@ -1439,6 +1464,82 @@ mod tests {
                 (kp.x_only_public_key().0.serialize(), msg, sig)
             })
             .collect()
+    }
+
+    #[test]
+    fn grouping_with_colliding_prefixes_matches_whole_compares() {
+        // A second key sharing the first one's 8-byte prefix (a different x that lifts), the
+        // first key's signatures repeated under it (same key and r prefixes, different key:
+        // not duplicates, and invalid), exact duplicates, and distinct keys.
+        let secp = secp256k1::Secp256k1::new();
+        let kp = |i: u8| secp256k1::Keypair::from_seckey_slice(&secp, &[i; 32]).expect("key");
+        let main = kp(1);
+        let pk = main.x_only_public_key().0.serialize();
+        let twin = (0..=255u8)
+            .map(|t| {
+                let mut b = pk;
+                b[31] ^= t.wrapping_add(1);
+                b
+            })
+            .find(|b| XOnlyPublicKey::from_byte_array(b).is_ok())
+            .expect("a lifting x");
+        let mut owned: Vec<([u8; 32], [u8; 32], [u8; 64])> = Vec::new();
+        for i in 0..24u8 {
+            let msg = [i; 32];
+            let sig = secp.sign_schnorr_no_aux_rand(&msg, &main).to_byte_array();
+            // Exact duplicates next to each other, and (i % 7 == 0) one after the twin's copy.
+            let copies = 1 + usize::from(i % 5 == 0);
+            owned.extend(std::iter::repeat_n((pk, msg, sig), copies));
+            owned.extend(std::iter::repeat_n((twin, msg, sig), copies));
+            if i % 7 == 0 {
+                owned.push((pk, msg, sig));
+            }
+            let other = kp(2 + i % 3);
+            let other_sig = secp.sign_schnorr_no_aux_rand(&msg, &other).to_byte_array();
+            owned.push((other.x_only_public_key().0.serialize(), msg, other_sig));
+        }
+        let refs: Vec<SigRef<'_>> = owned.iter().map(SigRef::from).collect();
+        let mut v = Verifier::with_secret([5; 32]);
+        v.prepare(&refs);
+        // The twin: whole-array compares along the same order.
+        let mut dup_of = vec![u32::MAX; refs.len()];
+        let mut keys: Vec<[u8; 32]> = Vec::new();
+        let mut groups: Vec<(u32, usize)> = Vec::new();
+        let mut prev: Option<usize> = None;
+        for &(_, i) in &v.work.order {
+            let (i, s) = (i as usize, &refs[i as usize]);
+            if let Some(p) = prev {
+                let q = &refs[p];
+                if q.sig == s.sig && q.msg == s.msg && q.pubkey == s.pubkey {
+                    dup_of[i] = groups.last().map_or(0, |g| g.0);
+                    continue;
+                }
+            }
+            if prev.is_none_or(|p| refs[p].pubkey != s.pubkey) {
+                keys.push(*s.pubkey);
+            }
+            prev = Some(i);
+            groups.push((i as u32, keys.len() - 1));
+        }
+        assert_eq!(v.work.dup_of, dup_of);
+        assert!(dup_of.iter().any(|&d| d != u32::MAX));
+        let got_keys: Vec<[u8; 32]> = v.work.keys.iter().map(|k| k.pk).collect();
+        assert_eq!(got_keys, keys);
+        assert!(keys.contains(&twin));
+        let got: Vec<(u32, usize)> = v
+            .work
+            .prep
+            .iter()
+            .map(|p| (p.idx, p.key as usize))
+            .collect();
+        // Every entry parses and lifts (the twin's signatures fail only the equation).
+        assert_eq!(got, groups);
+        // And the verdicts.
+        let want: Vec<bool> = refs.iter().map(crate::verify_one).collect();
+        let mut ok = Vec::new();
+        assert!(!v.verify_batch(&refs, &mut ok));
+        assert_eq!(ok, want);
+        assert!(want.iter().filter(|&&b| b).count() > refs.len() / 2);
     }
 
     #[test]
