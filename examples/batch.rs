@@ -4,6 +4,10 @@
 //! for batch sizes 16, 64, 256, 1024 and keys all distinct / 8 / 1 prints microseconds per
 //! signature (median of 21 rounds, thread CPU time) for libsecp256k1 parse + verify one at a
 //! time (what `nostr::Event::verify` does) and for `Verifier::verify_batch`, and their ratio.
+//! The ratio is the median of libsecp256k1's times over the median of ours; the "paired"
+//! ratio beside it is the median over the rounds of each round's own ratio (both sides of a
+//! round run back to back on the same core, so a host whose speed drifts during the run moves
+//! both: the paired ratio is the steadier figure on a shared host).
 //! Also: the single-signature gain of the key cache; batches with one / all signatures invalid,
 //! and 1024 distinct keys with one signature in 5, 8 or 16 invalid (sprinkled evenly, the
 //! pattern that makes narrowing most expensive); and the throughput of
@@ -91,7 +95,6 @@ impl Case {
     }
 }
 
-/// Times libsecp256k1 one at a time and the batch on the same signatures; pushes µs/sig.
 /// Borrowed views of owned signatures, in order.
 fn refs(b: &[Owned]) -> Vec<SigRef<'_>> {
     b.iter()
@@ -103,6 +106,7 @@ fn refs(b: &[Owned]) -> Vec<SigRef<'_>> {
         .collect()
 }
 
+/// Times libsecp256k1 one at a time and the batch on the same signatures; pushes µs/sig.
 fn run(case: &mut Case, v: &mut Verifier, b: &[Owned], expect_all: bool) {
     let refs = refs(b);
     let n = refs.len() as f64;
@@ -297,8 +301,10 @@ fn main() {
     println!(
         "thread CPU time, median of {rounds} rounds, µs per signature; ratio = libsecp256k1 / ours"
     );
-    println!("| case | n | keys | libsecp256k1 parse+verify | nostr-verify | ratio |");
-    println!("|---|---|---|---|---|---|");
+    println!(
+        "| case | n | keys | libsecp256k1 parse+verify | nostr-verify | ratio | paired ratio |"
+    );
+    println!("|---|---|---|---|---|---|---|");
     let mut json = String::from("{\n  \"rounds\": ");
     json += &format!(
         "{rounds},\n  \"backend\": \"{:?}\",\n  \"cases\": [\n",
@@ -316,18 +322,21 @@ fn main() {
         let b = median(&c.base);
         let o = median(&c.ours);
         let ratio = b / o;
+        let per_round: Vec<f64> = c.base.iter().zip(&c.ours).map(|(b, o)| b / o).collect();
+        let paired = median(&per_round);
         println!(
-            "| {} | {} | {} | {:.2} | {:.2} | {:.2}x |",
-            c.name, c.n, c.keys, b, o, ratio
+            "| {} | {} | {} | {:.2} | {:.2} | {:.2}x | {:.2}x |",
+            c.name, c.n, c.keys, b, o, ratio, paired
         );
         json += &format!(
-            "    {{\"case\": \"{}\", \"n\": {}, \"keys\": \"{}\", \"libsecp_us\": {:.3}, \"ours_us\": {:.3}, \"ratio\": {:.3}}}{}\n",
+            "    {{\"case\": \"{}\", \"n\": {}, \"keys\": \"{}\", \"libsecp_us\": {:.3}, \"ours_us\": {:.3}, \"ratio\": {:.3}, \"paired_ratio\": {:.3}}}{}\n",
             c.name,
             c.n,
             c.keys,
             b,
             o,
             ratio,
+            paired,
             if i + 1 < count { "," } else { "" }
         );
     }
