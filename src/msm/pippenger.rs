@@ -326,7 +326,9 @@ fn window_sums_vartime(
             }
             // The backend gives an equal-x pair a harmless λ = 0 sum; overwritten here.
             backend::add_affine_pairs_gather_vartime(src, pairs, out, &mut s.pairs);
-            scatter_doublings(&s.dbl, &mut s.dbl_jac, &mut s.dbl_aff, out);
+            scatter_doublings(&s.dbl, &mut s.dbl_jac, &mut s.dbl_aff, |k, p| {
+                out[k as usize] = p;
+            });
             for &k in &s.cancel {
                 out[k as usize] = AffinePoint::IDENTITY;
                 cancelled = true;
@@ -431,14 +433,9 @@ impl LaneRound {
                 put(t, *p, running, sum);
             }
         }
-        if !self.dbl.is_empty() {
-            self.dbl_jac.clear();
-            self.dbl_jac.extend(self.dbl.iter().map(|d| d.1));
-            JacobianPoint::batch_to_affine_vartime(&self.dbl_jac, &mut self.dbl_aff);
-            for (p, d) in self.dbl_aff.iter().zip(&self.dbl) {
-                put(d.0, *p, running, sum);
-            }
-        }
+        scatter_doublings(&self.dbl, &mut self.dbl_jac, &mut self.dbl_aff, |t, p| {
+            put(t, p, running, sum);
+        });
     }
 
     /// Routes `acc += q` (target `t`): done at once when the shared inversion cannot take it,
@@ -657,12 +654,12 @@ fn drop_identities(pool: &[AffinePoint], from: usize, next: &mut Vec<u32>, next_
 }
 
 /// The doublings of a round (equal points paired with themselves, computed in Jacobian
-/// coordinates), converted with one shared inversion and written to their slots of `out`.
+/// coordinates), converted with one shared inversion and handed to `put` with their slots.
 fn scatter_doublings(
     dbl: &[(u32, JacobianPoint)],
     jac: &mut Vec<JacobianPoint>,
     aff: &mut Vec<AffinePoint>,
-    out: &mut [AffinePoint],
+    mut put: impl FnMut(u32, AffinePoint),
 ) {
     if dbl.is_empty() {
         return;
@@ -671,7 +668,7 @@ fn scatter_doublings(
     jac.extend(dbl.iter().map(|d| d.1));
     JacobianPoint::batch_to_affine_vartime(jac, aff);
     for (p, d) in aff.iter().zip(dbl) {
-        out[d.0 as usize] = *p;
+        put(d.0, *p);
     }
 }
 
