@@ -975,6 +975,25 @@ impl Verifier {
         }
     }
 
+    /// [`Self::equation_budgeted`] over `prep[lo..hi]`, with the budget's fallback: `true` when
+    /// the node is settled (the equation held, or the budget ran out and the node was checked one
+    /// at a time), `false` when the equation failed and the node still needs narrowing.
+    fn settled_by_equation(
+        &mut self,
+        sigs: &[SigRef<'_>],
+        ok: &mut [bool],
+        lo: usize,
+        hi: usize,
+    ) -> bool {
+        match self.equation_budgeted(ok, lo, hi) {
+            Some(held) => held,
+            None => {
+                self.singles(sigs, ok, lo, hi);
+                true
+            }
+        }
+    }
+
     /// The batch equation over `prep[lo..hi]` within narrowing's budget: `None` (and the
     /// budget marked exhausted) when its estimated cost would take the account past the limit,
     /// else whether it holds. Signatures it accepts get `true` in `ok`.
@@ -1120,13 +1139,8 @@ impl Verifier {
         self.shuffle(lo, m);
         if invalid == 1 {
             // Perhaps the batch's only invalid signature: one equation over the rest tells.
-            match self.equation_budgeted(ok, lo, m) {
-                Some(true) => return,
-                Some(false) => {}
-                None => {
-                    self.singles(sigs, ok, lo, m);
-                    return;
-                }
+            if self.settled_by_equation(sigs, ok, lo, m) {
+                return;
             }
         }
         self.narrow(sigs, ok, lo, m, true);
@@ -1180,15 +1194,8 @@ impl Verifier {
             self.singles(sigs, ok, lo, hi);
             return;
         }
-        if !failed {
-            match self.equation_budgeted(ok, lo, hi) {
-                Some(true) => return,
-                Some(false) => {}
-                None => {
-                    self.singles(sigs, ok, lo, hi);
-                    return;
-                }
-            }
+        if !failed && self.settled_by_equation(sigs, ok, lo, hi) {
+            return;
         }
         // The equation fails on [lo, hi). Probe one signature picked by its weight.
         let probe = lo + (self.work.prep[lo].a as usize ^ self.work.prep[hi - 1].a as usize) % m;
@@ -1284,21 +1291,8 @@ mod tests {
         // Key and r: the x of G (both lift); six different s values (no duplicates).
         let pk = AffinePoint::GENERATOR.x.to_bytes();
         let msg = [3u8; 32];
-        let mut sigs = Vec::new();
-        for i in 0..6u8 {
-            let mut sig = [0u8; 64];
-            sig[..32].copy_from_slice(&pk);
-            sig[63] = i + 1;
-            sigs.push(sig);
-        }
-        let refs: Vec<_> = sigs
-            .iter()
-            .map(|s| SigRef {
-                pubkey: &pk,
-                msg: &msg,
-                sig: s,
-            })
-            .collect();
+        let sigs = weight_inputs(6);
+        let refs = refs_under(&pk, &msg, &sigs);
         v.prepare(&refs);
         let a1: Vec<u128> = v.work.prep.iter().map(|p| p.a).collect();
         v.prepare(&refs);
@@ -1328,17 +1322,24 @@ mod tests {
             .collect()
     }
 
+    /// Views of `sigs`, all under the key `pk` and the message `msg`.
+    fn refs_under<'a>(
+        pk: &'a [u8; 32],
+        msg: &'a [u8; 32],
+        sigs: &'a [[u8; 64]],
+    ) -> Vec<SigRef<'a>> {
+        sigs.iter()
+            .map(|sig| SigRef {
+                pubkey: pk,
+                msg,
+                sig,
+            })
+            .collect()
+    }
+
     fn weights_of(v: &mut Verifier, sigs: &[[u8; 64]], msg: &[u8; 32]) -> Vec<(u128, Scalar)> {
         let pk = AffinePoint::GENERATOR.x.to_bytes();
-        let refs: Vec<_> = sigs
-            .iter()
-            .map(|s| SigRef {
-                pubkey: &pk,
-                msg,
-                sig: s,
-            })
-            .collect();
-        v.prepare(&refs);
+        v.prepare(&refs_under(&pk, msg, sigs));
         v.work
             .prep
             .iter()
@@ -1422,14 +1423,7 @@ mod tests {
     fn equation_fails_closed_on_a_key_without_its_point() {
         let (sigs, pk) = keyless_sigs(6);
         let msg = [5u8; 32];
-        let refs: Vec<_> = sigs
-            .iter()
-            .map(|s| SigRef {
-                pubkey: &pk,
-                msg: &msg,
-                sig: s,
-            })
-            .collect();
+        let refs = refs_under(&pk, &msg, &sigs);
         let mut v = Verifier::with_secret([3; 32]);
         v.prepare(&refs);
         assert_eq!(v.work.prep.len(), 6);
