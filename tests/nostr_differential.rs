@@ -87,21 +87,33 @@ where
 
     // Partition: order kept on both sides, nothing lost.
     let (valid, rejected) = events.to_vec().partition_verified();
-    let want_valid: Vec<&V::Event> = events
-        .iter()
-        .zip(&want)
-        .filter(|(_, w)| w.is_valid())
-        .map(|(e, _)| e)
-        .collect();
-    assert_eq!(valid.iter().collect::<Vec<_>>(), want_valid);
-    let want_rejected: Vec<(&V::Event, Verdict)> = events
-        .iter()
-        .zip(&want)
-        .filter(|(_, w)| !w.is_valid())
-        .map(|(e, w)| (e, *w))
-        .collect();
+    let order: Vec<&V::Event> = events.iter().collect();
+    assert_partition(&valid, &rejected, &order, &want);
+}
+
+/// Checks a `partition_verified` result against the verdicts `want` of the events in `order`:
+/// the valid ones on one side and the rejected ones with their verdicts on the other, each in
+/// that order, nothing lost.
+fn assert_partition<'a, E: PartialEq + std::fmt::Debug + 'a>(
+    valid: impl IntoIterator<Item = &'a E>,
+    rejected: impl IntoIterator<Item = &'a (E, Verdict)>,
+    order: &[&E],
+    want: &[Verdict],
+) {
+    let side = |valid: bool| {
+        order
+            .iter()
+            .zip(want)
+            .filter(move |(_, w)| w.is_valid() == valid)
+    };
+    let want_valid: Vec<&E> = side(true).map(|(e, _)| *e).collect();
+    assert_eq!(valid.into_iter().collect::<Vec<_>>(), want_valid);
+    let want_rejected: Vec<(&E, Verdict)> = side(false).map(|(e, w)| (*e, *w)).collect();
     assert_eq!(
-        rejected.iter().map(|(e, v)| (e, *v)).collect::<Vec<_>>(),
+        rejected
+            .into_iter()
+            .map(|(e, v)| (e, *v))
+            .collect::<Vec<_>>(),
         want_rejected
     );
 }
@@ -501,23 +513,7 @@ mod events_v044 {
         assert!(!events.verify_all());
 
         let (valid, rejected) = events.clone().partition_verified();
-        let want_valid: Vec<&nostr044::Event> = order
-            .iter()
-            .zip(&want)
-            .filter(|(_, w)| w.is_valid())
-            .map(|(e, _)| *e)
-            .collect();
-        assert_eq!(valid.iter().collect::<Vec<_>>(), want_valid);
-        let want_rejected: Vec<(&nostr044::Event, Verdict)> = order
-            .iter()
-            .zip(&want)
-            .filter(|(_, w)| !w.is_valid())
-            .map(|(e, w)| (*e, *w))
-            .collect();
-        assert_eq!(
-            rejected.iter().map(|(e, v)| (e, *v)).collect::<Vec<_>>(),
-            want_rejected
-        );
+        assert_partition(&valid, &rejected, &order, &want);
 
         // Only the valid ones: every verdict valid, verify_all true, nothing rejected.
         let good: Events = valid.iter().cloned().collect();
