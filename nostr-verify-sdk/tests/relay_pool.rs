@@ -266,6 +266,65 @@ async fn two_relays_same_events_each_signature_checked_once() {
     r2.shutdown();
 }
 
+/// One relay serving genuine events and one serving other copies under the same ids, with a
+/// tapped client connected to both.
+struct GenuineAndCopies {
+    good: nostr_relay_builder::LocalRelay,
+    evil: nostr_relay_builder::LocalRelay,
+    /// The genuine relay's and the copies' relay's URLs.
+    gu: RelayUrl,
+    eu: RelayUrl,
+    tap: BatchVerifyTransport,
+    client: VerifiedClient,
+}
+
+impl GenuineAndCopies {
+    async fn start(genuine: &[Event], copies: &[Event]) -> Self {
+        let good = start_relay(seeded_db(genuine).await, genuine.len(), 0).await;
+        let evil = start_relay(seeded_db(copies).await, genuine.len(), 0).await;
+        let (gu, eu) = (good.url().await, evil.url().await);
+        let (tap, client) = tapped_client(&[gu.clone(), eu.clone()], TapOptions::default()).await;
+        GenuineAndCopies {
+            good,
+            evil,
+            gu,
+            eu,
+            tap,
+            client,
+        }
+    }
+
+    /// Our path: the tapped client's fetch from one relay.
+    async fn ours(&self, what: &str, url: &RelayUrl) -> Events {
+        let fetch = self
+            .client
+            .fetch_events_from([url.clone()], all_notes(), FETCH);
+        bounded(what, fetch).await.unwrap()
+    }
+
+    /// Our path, from both relays at once.
+    async fn ours_both(&self) -> Events {
+        bounded("both", self.client.fetch_events(all_notes(), FETCH))
+            .await
+            .unwrap()
+    }
+
+    /// The SDK's own path (the pass-through guard) from one relay.
+    async fn sdk(&self, url: &RelayUrl) -> Events {
+        self.client
+            .client()
+            .fetch_events_from([url.clone()], all_notes(), FETCH)
+            .await
+            .unwrap()
+    }
+
+    async fn shutdown(self) {
+        self.client.shutdown().await;
+        self.good.shutdown();
+        self.evil.shutdown();
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tampered_copy_of_a_genuine_id_is_rejected_on_both_paths() {
     let n = 50;
@@ -278,53 +337,29 @@ async fn tampered_copy_of_a_genuine_id_is_rejected_on_both_paths() {
             t
         })
         .collect();
-    let good = start_relay(seeded_db(&genuine).await, n, 0).await;
-    let evil = start_relay(seeded_db(&tampered).await, n, 0).await;
-    let (gu, eu) = (good.url().await, evil.url().await);
-    let (tap, client) = tapped_client(&[gu.clone(), eu.clone()], TapOptions::default()).await;
+    let r = GenuineAndCopies::start(&genuine, &tampered).await;
+    let tap = &r.tap;
 
     // Ours: genuine first (cached), then the evil relay's copies: all rejected by id.
-    let a = bounded(
-        "good",
-        client.fetch_events_from([gu.clone()], all_notes(), FETCH),
-    )
-    .await
-    .unwrap();
+    let a = r.ours("good", &r.gu).await;
     assert_eq!(a.len(), n);
-    let b = bounded(
-        "evil",
-        client.fetch_events_from([eu.clone()], all_notes(), FETCH),
-    )
-    .await
-    .unwrap();
+    let b = r.ours("evil", &r.eu).await;
     assert!(b.is_empty());
     assert_eq!(tap.stats().dropped(DropReason::InvalidId), n as u64);
     // Both at once: only genuine bodies.
-    let both = bounded("both", client.fetch_events(all_notes(), FETCH))
-        .await
-        .unwrap();
+    let both = r.ours_both().await;
     assert_eq!(both.len(), n);
     assert!(both.iter().all(|e| !e.content.contains("tampered")));
 
     // The SDK's own path: after the genuine events are in its cache, 0.44.3 would deliver the
     // tampered copies unchecked; the pass-through id guard drops them first.
-    let sdk_a = client
-        .client()
-        .fetch_events_from([gu], all_notes(), FETCH)
-        .await
-        .unwrap();
+    let sdk_a = r.sdk(&r.gu).await;
     assert_eq!(sdk_a.len(), n);
     let guard_before = tap.stats().passthrough_invalid_id;
-    let sdk_b = client
-        .client()
-        .fetch_events_from([eu], all_notes(), FETCH)
-        .await
-        .unwrap();
+    let sdk_b = r.sdk(&r.eu).await;
     assert!(sdk_b.is_empty(), "tampered copies reached the SDK path");
     assert_eq!(tap.stats().passthrough_invalid_id - guard_before, n as u64);
-    client.shutdown().await;
-    good.shutdown();
-    evil.shutdown();
+    r.shutdown().await;
 }
 
 /// A second relay serving the genuine events with other signature bytes (another event's
@@ -348,26 +383,14 @@ async fn copy_with_other_signature_bytes_is_rejected_on_both_paths() {
         .collect();
     let sigs: HashMap<EventId, Signature> = genuine.iter().map(|e| (e.id, e.sig)).collect();
     let genuine_sigs = |evs: &Events| evs.iter().all(|e| sigs.get(&e.id) == Some(&e.sig));
-    let good = start_relay(seeded_db(&genuine).await, n, 0).await;
-    let evil = start_relay(seeded_db(&forged).await, n, 0).await;
-    let (gu, eu) = (good.url().await, evil.url().await);
-    let (tap, client) = tapped_client(&[gu.clone(), eu.clone()], TapOptions::default()).await;
+    let r = GenuineAndCopies::start(&genuine, &forged).await;
+    let tap = &r.tap;
 
     // Ours: genuine first (verified, cached), then the second relay's copies: all rejected.
-    let a = bounded(
-        "good",
-        client.fetch_events_from([gu.clone()], all_notes(), FETCH),
-    )
-    .await
-    .unwrap();
+    let a = r.ours("good", &r.gu).await;
     assert_eq!(a.len(), n);
     assert!(genuine_sigs(&a));
-    let b = bounded(
-        "evil",
-        client.fetch_events_from([eu.clone()], all_notes(), FETCH),
-    )
-    .await
-    .unwrap();
+    let b = r.ours("evil", &r.eu).await;
     assert!(
         b.is_empty(),
         "copies with unchecked signature bytes delivered"
@@ -377,9 +400,7 @@ async fn copy_with_other_signature_bytes_is_rejected_on_both_paths() {
     assert_eq!(st.signatures_checked, 2 * n as u64);
     // Both relays at once (copies in flight on both connections): every genuine event, with
     // its genuine signature.
-    let both = bounded("both", client.fetch_events(all_notes(), FETCH))
-        .await
-        .unwrap();
+    let both = r.ours_both().await;
     assert_eq!(both.len(), n);
     assert!(genuine_sigs(&both));
     assert_eq!(
@@ -389,17 +410,9 @@ async fn copy_with_other_signature_bytes_is_rejected_on_both_paths() {
 
     // The SDK's own path: once the genuine ids are in its verification cache, nostr-relay-pool
     // 0.44.3 would deliver the other bytes unchecked; the guard checks and drops them.
-    let sdk_a = client
-        .client()
-        .fetch_events_from([gu], all_notes(), FETCH)
-        .await
-        .unwrap();
+    let sdk_a = r.sdk(&r.gu).await;
     assert_eq!(sdk_a.len(), n);
-    let sdk_b = client
-        .client()
-        .fetch_events_from([eu], all_notes(), FETCH)
-        .await
-        .unwrap();
+    let sdk_b = r.sdk(&r.eu).await;
     assert!(
         sdk_b.is_empty(),
         "unchecked signature bytes reached the SDK path"
@@ -407,9 +420,7 @@ async fn copy_with_other_signature_bytes_is_rejected_on_both_paths() {
     let st = tap.stats();
     assert_eq!(st.passthrough_invalid_signature, n as u64);
     assert_eq!(st.passthrough_invalid_id, 0);
-    client.shutdown().await;
-    good.shutdown();
-    evil.shutdown();
+    r.shutdown().await;
 }
 
 /// Counts `Event` and `Message(EVENT)` notifications per id until `want` ids were first-seen.

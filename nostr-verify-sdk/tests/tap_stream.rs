@@ -27,6 +27,18 @@ fn url() -> RelayUrl {
     RelayUrl::parse("ws://127.0.0.1:1").unwrap()
 }
 
+/// With the pass-through guard off, every frame (no subscription of ours) goes through as it
+/// came.
+async fn assert_unguarded_forwards_all(frames: Vec<String>) {
+    let opts = TapOptions {
+        check_passthrough_ids: false,
+        ..TapOptions::default()
+    };
+    let open = BatchVerifyTransport::with_options(DefaultWebsocketTransport, opts);
+    let (fwd, _) = run(&open, &[], frames.clone()).await;
+    assert_eq!(fwd, frames);
+}
+
 /// Runs `frames` through a tap stream; returns the forwarded texts and the delivered tap events.
 async fn run(
     tap: &BatchVerifyTransport,
@@ -172,13 +184,7 @@ async fn passthrough_id_guard() {
     assert_eq!(fwd, vec![bad_signature.clone(), good.clone()]);
     assert_eq!(guarded.stats().passthrough_invalid_id, 1);
 
-    let opts = TapOptions {
-        check_passthrough_ids: false,
-        ..TapOptions::default()
-    };
-    let open = BatchVerifyTransport::with_options(DefaultWebsocketTransport, opts);
-    let (fwd, _) = run(&open, &[], frames.clone()).await;
-    assert_eq!(fwd, frames);
+    assert_unguarded_forwards_all(frames).await;
 }
 
 #[tokio::test]
@@ -328,14 +334,7 @@ async fn passthrough_guard_checks_other_signature_bytes() {
     assert_eq!(st.passthrough_invalid_id, 0);
     assert_eq!(st.signatures_checked, 0);
 
-    // With the guard off every frame goes through.
-    let opts = TapOptions {
-        check_passthrough_ids: false,
-        ..TapOptions::default()
-    };
-    let open = BatchVerifyTransport::with_options(DefaultWebsocketTransport, opts);
-    let (fwd, _) = run(&open, &[], frames.clone()).await;
-    assert_eq!(fwd, frames);
+    assert_unguarded_forwards_all(frames).await;
 }
 
 /// Random mixes of valid and forged events, every batch size from 1 to 9: the tap delivers
