@@ -8,12 +8,14 @@
 //! | [`Backend`] | when | what |
 //! |---|---|---|
 //! | [`Backend::Ifma`] | x86_64, rustc ≥ 1.89, CPU with `avx512f` + `avx512ifma` + `avx512vl` | radix 2^52, 8 field elements per AVX-512 vector (`vpmadd52{l,h}uq`) |
-//! | [`Backend::Portable`] | everywhere | [`FieldElement`] / [`AffinePoint`] scalar code |
+//! | [`Backend::Portable`] | everywhere | scalar code in 4×64-bit words; on x86-64 CPUs with BMI2 and ADX, the same code compiled for them (`mulx`) |
+//! | [`Backend::PortableBaseline`] | everywhere | the portable arm's baseline build only (what non-x86 targets run) |
 //!
 //! Detection runs once, on first use ([`selected`]). Setting the environment variable
-//! `NOSTR_VERIFY_BACKEND=portable` before that forces the portable arm (CI runs the whole
-//! suite once that way). Nothing outside `backend/` knows SIMD exists, and
-//! `backend/ifma` is the only module of the crate allowed `unsafe`.
+//! `NOSTR_VERIFY_BACKEND=portable` (or `portable-baseline`) before that forces that arm (CI
+//! runs the whole suite once with `portable`). Nothing outside `backend/` knows SIMD or CPU
+//! features exist, and the CPU-feature modules `backend/ifma` and `backend/bmi2` are the only
+//! ones in the crate allowed `unsafe`.
 //!
 //! Both arms compute exactly the same values (outputs are normalized, so they are equal limb
 //! for limb); `tests/backend.rs` checks that on every machine that has IFMA.
@@ -29,6 +31,8 @@
 
 // Compiled only under `cfg(nostr_verify_ifma)`, which build.rs sets for rustc >= 1.89 (the
 // release that stabilized the AVX-512 intrinsics); the crate's MSRV (1.85) holds elsewhere.
+#[cfg(target_arch = "x86_64")]
+mod bmi2;
 #[cfg(nostr_verify_ifma)]
 #[clippy::msrv = "1.89"]
 mod ifma;
@@ -43,11 +47,24 @@ use std::sync::OnceLock;
 /// An implementation of the lane-parallel operations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Backend {
-    /// Scalar code on [`FieldElement`]; available everywhere.
+    /// Scalar code in 4×64-bit words; available everywhere. On x86-64 CPUs with BMI2 and ADX
+    /// (every one since about 2014) it runs a second build of the same code that may use
+    /// `mulx`, picked at run time; elsewhere it is [`Backend::PortableBaseline`].
     Portable,
+    /// The portable arm's baseline build, even where [`Backend::Portable`] would use BMI2
+    /// and ADX: what a CPU without them, or another architecture, runs. For tests and
+    /// benchmarks.
+    PortableBaseline,
     /// AVX-512 IFMA: 8 field elements per vector, radix 2^52 (x86_64 with `avx512f`,
     /// `avx512ifma` and `avx512vl`, built with rustc ≥ 1.89).
     Ifma,
+}
+
+/// The BMI2/ADX detection result, computed once.
+#[cfg(target_arch = "x86_64")]
+fn bmi2_cpu() -> Option<bmi2::Detected> {
+    static CPU: std::sync::OnceLock<Option<bmi2::Detected>> = std::sync::OnceLock::new();
+    *CPU.get_or_init(bmi2::Detected::detect)
 }
 
 /// The IFMA detection result, computed once.
@@ -60,17 +77,23 @@ fn ifma_cpu() -> Option<ifma::Detected> {
 /// The backend the crate uses: detected once, on first call.
 ///
 /// [`Backend::Ifma`] when this build and this CPU support it, unless the environment
-/// variable `NOSTR_VERIFY_BACKEND` is `portable` (read once, at the first call), which forces
-/// [`Backend::Portable`]. Any other value (`auto`, `ifma`, unset) means automatic choice.
-/// [`set_selected`] overrides the choice later.
+/// variable `NOSTR_VERIFY_BACKEND` is `portable` or `portable-baseline` (read once, at the
+/// first call), which forces [`Backend::Portable`] or [`Backend::PortableBaseline`]. Any other
+/// value (`auto`, `ifma`, unset) means automatic choice. [`set_selected`] overrides the
+/// choice later.
 pub fn selected() -> Backend {
     match SELECTED.load(Ordering::Relaxed) {
         PORTABLE => Backend::Portable,
+        BASELINE => Backend::PortableBaseline,
         IFMA => Backend::Ifma,
         _ => {
-            let forced = std::env::var("NOSTR_VERIFY_BACKEND")
-                .is_ok_and(|v| v.trim().eq_ignore_ascii_case("portable"));
-            let b = if !forced && Backend::Ifma.is_available() {
+            let var = std::env::var("NOSTR_VERIFY_BACKEND").unwrap_or_default();
+            let var = var.trim();
+            let b = if var.eq_ignore_ascii_case("portable") {
+                Backend::Portable
+            } else if var.eq_ignore_ascii_case("portable-baseline") {
+                Backend::PortableBaseline
+            } else if Backend::Ifma.is_available() {
                 Backend::Ifma
             } else {
                 Backend::Portable
@@ -101,23 +124,27 @@ pub fn set_selected(backend: Backend) -> Backend {
 const UNSET: u8 = 0;
 const PORTABLE: u8 = 1;
 const IFMA: u8 = 2;
+const BASELINE: u8 = 3;
 static SELECTED: AtomicU8 = AtomicU8::new(UNSET);
 
 fn code(b: Backend) -> u8 {
     match b {
         Backend::Portable => PORTABLE,
+        Backend::PortableBaseline => BASELINE,
         Backend::Ifma => IFMA,
     }
 }
 
 impl Backend {
     /// Every backend this build knows, in order of preference (fastest first).
-    pub const ALL: [Backend; 2] = [Backend::Ifma, Backend::Portable];
+    pub const ALL: [Backend; 3] = [Backend::Ifma, Backend::Portable, Backend::PortableBaseline];
 
-    /// Short lowercase name (`"ifma"`, `"portable"`), as accepted by `NOSTR_VERIFY_BACKEND`.
+    /// Short lowercase name (`"ifma"`, `"portable"`, `"portable-baseline"`), as accepted by
+    /// `NOSTR_VERIFY_BACKEND`.
     pub fn name(self) -> &'static str {
         match self {
             Backend::Portable => "portable",
+            Backend::PortableBaseline => "portable-baseline",
             Backend::Ifma => "ifma",
         }
     }
@@ -126,7 +153,7 @@ impl Backend {
     /// `NOSTR_VERIFY_BACKEND`: tests and benchmarks use it to run every arm.
     pub fn is_available(self) -> bool {
         match self {
-            Backend::Portable => true,
+            Backend::Portable | Backend::PortableBaseline => true,
             #[cfg(nostr_verify_ifma)]
             Backend::Ifma => ifma_cpu().is_some(),
             #[cfg(not(nostr_verify_ifma))]
@@ -134,8 +161,8 @@ impl Backend {
         }
     }
 
-    /// The backends that can run here, fastest first (always ends with
-    /// [`Backend::Portable`]).
+    /// The backends that can run here, fastest first (always ends with [`Backend::Portable`]
+    /// and [`Backend::PortableBaseline`]).
     pub fn available() -> Vec<Backend> {
         Self::ALL.into_iter().filter(|b| b.is_available()).collect()
     }
@@ -167,9 +194,10 @@ impl Backend {
             #[cfg(nostr_verify_ifma)]
             Backend::Ifma => match ifma_cpu() {
                 Some(cpu) => ifma::lift_x_many_vartime(cpu, xs, ys, ok),
-                None => portable::lift_x_many_vartime(xs, ys, ok),
+                None => portable_lift(xs, ys, ok),
             },
-            _ => portable::lift_x_many_vartime(xs, ys, ok),
+            Backend::PortableBaseline => portable::lift_x_many_vartime(xs, ys, ok),
+            _ => portable_lift(xs, ys, ok),
         }
     }
 
@@ -220,9 +248,12 @@ impl Backend {
             #[cfg(nostr_verify_ifma)]
             Backend::Ifma => match ifma_cpu() {
                 Some(cpu) => ifma::add_affine_pairs_vartime(cpu, a, b, out, &mut scratch.ifma),
-                None => portable::add_affine_pairs_vartime(a, b, out, &mut scratch.portable),
+                None => portable_add(a, b, out, &mut scratch.portable),
             },
-            _ => portable::add_affine_pairs_vartime(a, b, out, &mut scratch.portable),
+            Backend::PortableBaseline => {
+                portable::add_affine_pairs_vartime(a, b, out, &mut scratch.portable);
+            }
+            _ => portable_add(a, b, out, &mut scratch.portable),
         }
     }
 
@@ -264,16 +295,67 @@ impl Backend {
                 Some(cpu) => {
                     ifma::add_affine_pairs_gather_vartime(cpu, src, pairs, out, &mut scratch.ifma)
                 }
-                None => portable::add_affine_pairs_gather_vartime(
-                    src,
-                    pairs,
-                    out,
-                    &mut scratch.portable,
-                ),
+                None => portable_add_gather(src, pairs, out, &mut scratch.portable),
             },
-            _ => portable::add_affine_pairs_gather_vartime(src, pairs, out, &mut scratch.portable),
+            Backend::PortableBaseline => {
+                portable::add_affine_pairs_gather_vartime(src, pairs, out, &mut scratch.portable);
+            }
+            _ => portable_add_gather(src, pairs, out, &mut scratch.portable),
         }
     }
+}
+
+/// Whether [`Backend::Portable`] runs its BMI2/ADX build on this machine (an x86-64 CPU with
+/// both features); otherwise it is the same code as [`Backend::PortableBaseline`]. Tests and
+/// benchmarks say which build they measured.
+pub fn portable_uses_bmi2() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        bmi2_cpu().is_some()
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// The portable arm's lift: the BMI2/ADX build where the CPU has it, else the baseline.
+fn portable_lift(xs: &[FieldElement], ys: &mut [FieldElement], ok: &mut [bool]) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(cpu) = bmi2_cpu() {
+        return bmi2::lift_x_many_vartime(cpu, xs, ys, ok);
+    }
+    portable::lift_x_many_vartime(xs, ys, ok);
+}
+
+/// The portable arm's pair additions: the BMI2/ADX build where the CPU has it, else the
+/// baseline.
+fn portable_add(
+    a: &[AffinePoint],
+    b: &[AffinePoint],
+    out: &mut [AffinePoint],
+    buf: &mut portable::PairBuf,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(cpu) = bmi2_cpu() {
+        return bmi2::add_affine_pairs_vartime(cpu, a, b, out, buf);
+    }
+    portable::add_affine_pairs_vartime(a, b, out, buf);
+}
+
+/// The portable arm's gathering pair additions: the BMI2/ADX build where the CPU has it,
+/// else the baseline.
+fn portable_add_gather(
+    src: &[AffinePoint],
+    pairs: &[[u32; 2]],
+    out: &mut [AffinePoint],
+    buf: &mut portable::PairBuf,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(cpu) = bmi2_cpu() {
+        return bmi2::add_affine_pairs_gather_vartime(cpu, src, pairs, out, buf);
+    }
+    portable::add_affine_pairs_gather_vartime(src, pairs, out, buf);
 }
 
 /// Working memory of [`add_affine_pairs_in_vartime`], kept by the caller between calls.

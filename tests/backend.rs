@@ -1,8 +1,9 @@
 //! The backend entry points, on every arm this machine can run: each arm against the
 //! group-layer reference (`AffinePoint::lift_x_vartime`, `JacobianPoint::add_affine_vartime`),
 //! against `num-bigint`, and the arms against each other (limb for limb: outputs are
-//! normalized). The IFMA arm is called directly, so it is tested even under
-//! `NOSTR_VERIFY_BACKEND=portable`.
+//! normalized). Every arm is called directly, so each is tested whatever
+//! `NOSTR_VERIFY_BACKEND` says: the IFMA arm, the portable arm (its BMI2/ADX build on an x86-64
+//! CPU that has them) and the portable arm's baseline build.
 
 mod common;
 
@@ -37,7 +38,12 @@ fn random_fe(rng: &mut StdRng) -> FieldElement {
 fn arms() -> Vec<Backend> {
     let v = Backend::available();
     if !v.contains(&Backend::Ifma) {
-        eprintln!("\n*** NOTE: no IFMA on this CPU/build: only the portable arm is tested ***\n");
+        eprintln!("\n*** NOTE: no IFMA on this CPU/build: only the portable arm's builds are tested ***\n");
+    }
+    if !backend::portable_uses_bmi2() {
+        eprintln!(
+            "\n*** NOTE: no BMI2/ADX on this CPU: `portable` is the baseline build here ***\n"
+        );
     }
     v
 }
@@ -322,18 +328,26 @@ fn add_affine_pairs_edge_inputs() {
 
 #[test]
 fn selection_follows_the_environment() {
-    let forced =
-        std::env::var("NOSTR_VERIFY_BACKEND").is_ok_and(|v| v.eq_ignore_ascii_case("portable"));
-    let expect = if !forced && Backend::Ifma.is_available() {
+    let var = std::env::var("NOSTR_VERIFY_BACKEND").unwrap_or_default();
+    let expect = if var.eq_ignore_ascii_case("portable") {
+        Backend::Portable
+    } else if var.eq_ignore_ascii_case("portable-baseline") {
+        Backend::PortableBaseline
+    } else if Backend::Ifma.is_available() {
         Backend::Ifma
     } else {
         Backend::Portable
     };
     assert_eq!(backend::selected(), expect);
     assert!(Backend::Portable.is_available());
-    assert_eq!(Backend::available().last(), Some(&Backend::Portable));
+    assert!(Backend::PortableBaseline.is_available());
+    assert_eq!(
+        Backend::available()[Backend::available().len() - 2..],
+        [Backend::Portable, Backend::PortableBaseline]
+    );
     assert_eq!(Backend::Ifma.name(), "ifma");
     assert_eq!(Backend::Portable.name(), "portable");
+    assert_eq!(Backend::PortableBaseline.name(), "portable-baseline");
     // The free functions run the selected arm: same results as calling it directly.
     let mut rng = StdRng::seed_from_u64(0xB5);
     let xs: Vec<FieldElement> = (0..19).map(|_| random_fe(&mut rng)).collect();

@@ -1,45 +1,63 @@
 //! The portable arm: the backend operations on [`FieldElement`] and [`AffinePoint`], one
 //! element at a time. Values are identical to the SIMD arms' (all outputs normalized).
+//!
+//! Every kernel here is `#[inline(always)]` down to the 4×64 word arithmetic, and the entry
+//! points are thin: the same bodies are compiled a second time inside the `bmi2` module's
+//! `#[target_feature(enable = "bmi2,adx")]` functions, where the multiplications become
+//! `mulx` (see [`crate::backend::Backend::Portable`]). The entry points in this file are the
+//! baseline build ([`crate::backend::Backend::PortableBaseline`]).
 
 use crate::arithmetic::field::{FieldElement, FieldElement4x64 as F};
 use crate::arithmetic::group::AffinePoint;
 
-/// See [`crate::backend::lift_x_many_vartime`]; lengths already checked.
-///
-/// Two at a time in [`crate::arithmetic::field::FieldElement4x64`] ([`F::sqrt_pair_vartime`]: the
-/// square roots' chains overlap, and 4×64-bit words multiply faster than 5×52 limbs).
+/// See [`crate::backend::lift_x_many_vartime`]; lengths already checked. Baseline build.
 pub(crate) fn lift_x_many_vartime(xs: &[FieldElement], ys: &mut [FieldElement], ok: &mut [bool]) {
-    let seven = F::from_fe(&FieldElement::from_u64(7));
-    // x³ + 7 for one x.
-    let rhs = |x: &FieldElement| {
-        let x = F::from_fe(x);
-        x.square().mul(&x).add(&seven)
-    };
-    // The even root, normalized, or 0 and `false` for a non-residue.
-    let set = |r: Option<F>, y: &mut FieldElement, ok: &mut bool| {
-        *ok = r.is_some();
-        *y = r.map_or(FieldElement::ZERO, |r| {
-            if r.is_odd() { r.neg() } else { r }.to_fe()
-        });
-    };
-    let mut pairs_x = xs.chunks_exact(2);
-    let mut pairs_y = ys.chunks_exact_mut(2);
-    let mut pairs_ok = ok.chunks_exact_mut(2);
-    for ((x, y), ok) in (&mut pairs_x).zip(&mut pairs_y).zip(&mut pairs_ok) {
-        let (r0, r1) = F::sqrt_pair_vartime(&rhs(&x[0]), &rhs(&x[1]));
-        let (y0, y1) = y.split_at_mut(1);
-        let (ok0, ok1) = ok.split_at_mut(1);
-        set(r0, &mut y0[0], &mut ok0[0]);
-        set(r1, &mut y1[0], &mut ok1[0]);
+    lift_x_many(xs, ys, ok);
+}
+
+/// Square roots in flight at once in [`lift_x_many`]: independent chains overlap in the
+/// CPU (`docs/benchmarks.md`, "Portable arm: BMI2 and ADX").
+const LIFT_LANES: usize = 2;
+
+/// x³ + 7 in 4×64-bit words.
+#[inline(always)]
+fn curve_rhs(x: &FieldElement) -> F {
+    let x = F::from_fe(x);
+    x.square()
+        .mul(&x)
+        .add(&F::from_fe(&FieldElement::from_u64(7)))
+}
+
+/// The even root of `r`, normalized, and `true`; or 0 and `false` for a non-residue.
+#[inline(always)]
+fn even_root(r: Option<F>) -> (FieldElement, bool) {
+    match r {
+        Some(r) => (if r.is_odd() { r.neg() } else { r }.to_fe(), true),
+        None => (FieldElement::ZERO, false),
     }
-    let rest = pairs_x.remainder().iter();
-    let rest = rest
-        .zip(pairs_y.into_remainder())
-        .zip(pairs_ok.into_remainder());
-    for ((x, y), ok) in rest {
-        // A lone x is paired with itself (the second root is discarded).
-        let c = rhs(x);
-        set(F::sqrt_pair_vartime(&c, &c).0, y, ok);
+}
+
+/// The body of [`lift_x_many_vartime`], inlined into each build.
+///
+/// [`LIFT_LANES`] at a time in [`crate::arithmetic::field::FieldElement4x64`]
+/// ([`F::sqrt_many_vartime`]: the square roots' chains overlap, and 4×64-bit words multiply
+/// faster than 5×52 limbs). A short last group is padded with copies of its first x, whose
+/// roots are discarded.
+#[inline(always)]
+pub(crate) fn lift_x_many(xs: &[FieldElement], ys: &mut [FieldElement], ok: &mut [bool]) {
+    for ((x, y), ok) in xs
+        .chunks(LIFT_LANES)
+        .zip(ys.chunks_mut(LIFT_LANES))
+        .zip(ok.chunks_mut(LIFT_LANES))
+    {
+        let mut c = [F::ZERO; LIFT_LANES];
+        for (i, c) in c.iter_mut().enumerate() {
+            *c = curve_rhs(x.get(i).unwrap_or(&x[0]));
+        }
+        let r = F::sqrt_many_vartime(&c);
+        for ((r, y), ok) in r.into_iter().zip(y.iter_mut()).zip(ok.iter_mut()) {
+            (*y, *ok) = even_root(r);
+        }
     }
 }
 
@@ -65,7 +83,9 @@ struct PairIn {
     sx: F,
 }
 
-/// See [`crate::backend::add_affine_pairs_vartime`]; lengths already checked.
+/// See [`crate::backend::add_affine_pairs_vartime`]; lengths already checked. Inlined into
+/// each build.
+#[inline(always)]
 pub(crate) fn add_affine_pairs_vartime(
     a: &[AffinePoint],
     b: &[AffinePoint],
@@ -76,7 +96,8 @@ pub(crate) fn add_affine_pairs_vartime(
 }
 
 /// See [`crate::backend::add_affine_pairs_gather_vartime`]; lengths and indices already
-/// checked.
+/// checked. Inlined into each build.
+#[inline(always)]
 pub(crate) fn add_affine_pairs_gather_vartime(
     src: &[AffinePoint],
     pairs: &[[u32; 2]],
@@ -105,18 +126,21 @@ fn add_pairs<'p>(
     inv.clear();
     pairs.clear();
     inv.reserve(out.len());
-    pairs.extend((0..out.len()).map(|i| {
+    pairs.reserve(out.len());
+    // A plain loop rather than `extend`, which the compiler kept out of line (and so out of
+    // the BMI2 build).
+    for i in 0..out.len() {
         let (p, q) = get(i);
         let (x1, x2) = (F::from_fe(&p.x), F::from_fe(&q.x));
         let (y1, y2) = (F::from_fe(&p.y), F::from_fe(&q.y));
         inv.push(x2.sub(&x1));
-        PairIn {
+        pairs.push(PairIn {
             x1,
             y1,
             dy: y2.sub(&y1),
             sx: x1.add(&x2),
-        }
-    }));
+        });
+    }
     batch_invert(inv, prefix);
     // A zero Δx was left 0, so that pair gets λ = 0 (x₃ = −x₁ − x₂, y₃ = −y₁) and the others
     // are unaffected.
@@ -140,6 +164,7 @@ fn add_pairs<'p>(
 /// pattern 0; the backward pass recognises that pattern (a nonzero element is never the
 /// pattern 0, only p is the other zero pattern). `prefix[i]` is the product of the nonzero
 /// elements among `elems[..=i]`.
+#[inline(always)]
 fn batch_invert(elems: &mut [F], prefix: &mut Vec<F>) {
     prefix.clear();
     let mut acc = F::ONE;

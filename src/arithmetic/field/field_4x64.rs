@@ -360,7 +360,17 @@ impl FieldElement4x64 {
         Self(reduce512(t))
     }
 
-    /// Square roots of two elements at once, the two exponent chains interleaved step by
+    /// Square roots of two elements at once (see [`FieldElement4x64::sqrt_many_vartime`]).
+    ///
+    /// # Variable time
+    /// Only the final check branches (on public data).
+    #[inline(always)]
+    pub fn sqrt_pair_vartime(a: &Self, b: &Self) -> (Option<Self>, Option<Self>) {
+        let [ra, rb] = Self::sqrt_many_vartime(&[*a, *b]);
+        (ra, rb)
+    }
+
+    /// Square roots of `N` elements at once, the `N` exponent chains interleaved step by
     /// step so the CPU overlaps them: `x^((p+1)/4)` by the crate's one copy of libsecp256k1's
     /// chain (253 squarings, 13 multiplications, as [`FieldElement::sqrt_vartime`]), checked
     /// by squaring. `None` for a non-residue. Roots are returned in whichever sign the chain
@@ -368,26 +378,39 @@ impl FieldElement4x64 {
     ///
     /// # Variable time
     /// Only the final check branches (on public data).
-    pub fn sqrt_pair_vartime(a: &Self, b: &Self) -> (Option<Self>, Option<Self>) {
-        let x = Lanes([*a, *b]);
-        let Lanes(y) = sqrt_chain(x);
-        let root = |y: &Self, x: &Self| y.square().eq_mod_p(x).then_some(*y);
-        (root(&y[0], a), root(&y[1], b))
+    #[inline(always)]
+    pub fn sqrt_many_vartime<const N: usize>(a: &[Self; N]) -> [Option<Self>; N] {
+        let Lanes(y) = sqrt_chain(Lanes(*a));
+        // Loops, not `core::array::from_fn`, which the compiler may keep out of line (and so
+        // out of the portable arm's BMI2 build).
+        let mut out = [None; N];
+        for ((o, y), a) in out.iter_mut().zip(y).zip(a) {
+            *o = y.square().eq_mod_p(a).then_some(y);
+        }
+        out
     }
 }
 
-/// Two elements stepped through an exponentiation chain together (the square-root pair).
+/// `N` elements stepped through an exponentiation chain together (the square roots).
 #[derive(Clone, Copy)]
-struct Lanes([FieldElement4x64; 2]);
+struct Lanes<const N: usize>([FieldElement4x64; N]);
 
-impl ChainOps for Lanes {
+impl<const N: usize> ChainOps for Lanes<N> {
     #[inline(always)]
     fn chain_square(&self) -> Self {
-        Lanes([self.0[0].square(), self.0[1].square()])
+        let mut r = self.0;
+        for v in r.iter_mut() {
+            *v = v.square();
+        }
+        Lanes(r)
     }
     #[inline(always)]
     fn chain_mul(&self, rhs: &Self) -> Self {
-        Lanes([self.0[0].mul(&rhs.0[0]), self.0[1].mul(&rhs.0[1])])
+        let mut r = self.0;
+        for (v, w) in r.iter_mut().zip(&rhs.0) {
+            *v = v.mul(w);
+        }
+        Lanes(r)
     }
 }
 
@@ -597,6 +620,28 @@ mod tests {
                 (acc << 52u32) + BigUint::from(x)
             }) % &p;
             assert_eq!(val(&FieldElement4x64::from_fe(&a)), want, "{l:x?}");
+        }
+    }
+
+    /// Any number of interleaved chains gives each lane its own root: lanes are not mixed up.
+    #[test]
+    fn sqrt_many_lanes_are_independent() {
+        let vals = random_values(12, 8);
+        let one = |x: &FieldElement4x64| FieldElement4x64::sqrt_many_vartime(&[*x])[0];
+        let want: Vec<_> = vals.iter().map(one).collect();
+        assert!(want.iter().any(Option::is_some) && want.iter().any(Option::is_none));
+        for (w, x) in want.iter().zip(&vals) {
+            if let Some(r) = w {
+                assert!(r.square().eq_mod_p(x));
+            }
+        }
+        for (k, three) in vals.chunks_exact(3).enumerate() {
+            let got = FieldElement4x64::sqrt_many_vartime(&[three[0], three[1], three[2]]);
+            assert_eq!(got[..], want[3 * k..3 * k + 3]);
+        }
+        for (k, four) in vals.chunks_exact(4).enumerate() {
+            let got = FieldElement4x64::sqrt_many_vartime(&[four[0], four[1], four[2], four[3]]);
+            assert_eq!(got[..], want[4 * k..4 * k + 4]);
         }
     }
 

@@ -1,0 +1,92 @@
+//! The portable arm compiled a second time for x86-64 CPUs with BMI2 and ADX.
+//!
+//! The portable kernels multiply 64-bit words into 128-bit products. Built for the baseline
+//! x86-64 instruction set, each product is a `mul`, which writes the fixed registers
+//! `rdx:rax` and the flags, so the compiler spends about as many `mov`s as multiplications
+//! shuffling operands around the carry chains. BMI2's `mulx` takes any registers and leaves
+//! the flags alone. Every x86-64 CPU since about 2014 (Intel Broadwell, AMD Zen) has BMI2 and
+//! ADX, and users build without `-C target-cpu`, so the crate picks this build at run time.
+//!
+//! The code is the portable arm's own: the functions below are
+//! `#[target_feature(enable = "bmi2,adx")]` wrappers around its `#[inline(always)]` bodies, so
+//! the compiler emits a second copy of the same arithmetic with those instructions allowed.
+//! The values are the same limb for limb (`tests/backend.rs` compares this build, the
+//! baseline build and the IFMA arm on every machine that has them).
+//!
+//! Calling a `#[target_feature]` function from code without those features needs `unsafe`.
+//! That happens only in the entry points below, each reachable only with a [`Detected`]
+//! token, which exists only after `is_x86_feature_detected!` confirmed both features on the
+//! running CPU. No other `unsafe` is here.
+#![allow(unsafe_code)]
+
+use super::portable::{self, PairBuf};
+use crate::arithmetic::field::FieldElement;
+use crate::arithmetic::group::AffinePoint;
+
+/// Proof that the running CPU has `bmi2` and `adx`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Detected(());
+
+impl Detected {
+    /// Runs the CPU feature detection; `Some` iff both features are present.
+    pub(crate) fn detect() -> Option<Self> {
+        let ok = std::is_x86_feature_detected!("bmi2") && std::is_x86_feature_detected!("adx");
+        ok.then_some(Detected(()))
+    }
+}
+
+#[target_feature(enable = "bmi2,adx")]
+fn lift(xs: &[FieldElement], ys: &mut [FieldElement], ok: &mut [bool]) {
+    portable::lift_x_many(xs, ys, ok);
+}
+
+#[target_feature(enable = "bmi2,adx")]
+fn add(a: &[AffinePoint], b: &[AffinePoint], out: &mut [AffinePoint], buf: &mut PairBuf) {
+    portable::add_affine_pairs_vartime(a, b, out, buf);
+}
+
+#[target_feature(enable = "bmi2,adx")]
+fn add_gather(src: &[AffinePoint], pairs: &[[u32; 2]], out: &mut [AffinePoint], buf: &mut PairBuf) {
+    portable::add_affine_pairs_gather_vartime(src, pairs, out, buf);
+}
+
+/// [`crate::backend::lift_x_many_vartime`] on the portable arm's BMI2/ADX build (same
+/// contract; lengths already checked).
+pub(crate) fn lift_x_many_vartime(
+    _cpu: Detected,
+    xs: &[FieldElement],
+    ys: &mut [FieldElement],
+    ok: &mut [bool],
+) {
+    // SAFETY: a `Detected` value exists only if bmi2 and adx were detected on this CPU (see
+    // `Detected::detect`), which are exactly the features `lift` enables.
+    unsafe { lift(xs, ys, ok) }
+}
+
+/// [`crate::backend::add_affine_pairs_vartime`] on the portable arm's BMI2/ADX build (same
+/// contract; lengths already checked).
+pub(crate) fn add_affine_pairs_vartime(
+    _cpu: Detected,
+    a: &[AffinePoint],
+    b: &[AffinePoint],
+    out: &mut [AffinePoint],
+    buf: &mut PairBuf,
+) {
+    // SAFETY: a `Detected` value exists only if bmi2 and adx were detected on this CPU (see
+    // `Detected::detect`), which are exactly the features `add` enables.
+    unsafe { add(a, b, out, buf) }
+}
+
+/// [`crate::backend::add_affine_pairs_gather_vartime`] on the portable arm's BMI2/ADX build
+/// (same contract; lengths and indices already checked).
+pub(crate) fn add_affine_pairs_gather_vartime(
+    _cpu: Detected,
+    src: &[AffinePoint],
+    pairs: &[[u32; 2]],
+    out: &mut [AffinePoint],
+    buf: &mut PairBuf,
+) {
+    // SAFETY: a `Detected` value exists only if bmi2 and adx were detected on this CPU (see
+    // `Detected::detect`), which are exactly the features `add_gather` enables.
+    unsafe { add_gather(src, pairs, out, buf) }
+}
