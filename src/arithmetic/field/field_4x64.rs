@@ -412,6 +412,19 @@ impl<const N: usize> ChainOps for Lanes<N> {
         }
         Lanes(r)
     }
+    /// Squares in place: the default's copy of the whole array per squaring went through
+    /// vector registers, and reading back as 16-byte loads what was just stored as 8-byte
+    /// words stalls store-to-load forwarding.
+    #[inline(always)]
+    fn chain_pow2k(&self, k: u32) -> Self {
+        let mut r = self.0;
+        for _ in 0..k {
+            for v in r.iter_mut() {
+                *v = v.square();
+            }
+        }
+        Lanes(r)
+    }
 }
 
 #[cfg(test)]
