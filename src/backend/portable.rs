@@ -17,7 +17,7 @@ pub(crate) fn lift_x_many_vartime(xs: &[FieldElement], ys: &mut [FieldElement], 
 
 /// Square roots in flight at once in [`lift_x_many`]: independent chains overlap in the
 /// CPU (`docs/benchmarks.md`, "Portable arm: BMI2 and ADX").
-const LIFT_LANES: usize = 2;
+const LIFT_LANES: usize = 4;
 
 /// x³ + 7 in 4×64-bit words.
 #[inline(always)]
