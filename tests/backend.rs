@@ -122,11 +122,16 @@ fn check_lift(xs: &[FieldElement]) {
 #[test]
 fn lift_x_many_all_arms_sizes_and_edges() {
     let mut rng = StdRng::seed_from_u64(0xB1);
-    // Sizes around the 8-lane vector and 16-element block, and a large one.
+    // Sizes around the portable arm's groups of 4, the 8-lane vector and 16-element block,
+    // and a large one.
     for n in [
         0usize,
         1,
         2,
+        3,
+        4,
+        5,
+        6,
         7,
         8,
         9,
