@@ -247,13 +247,26 @@ impl Backend {
         match self {
             #[cfg(nostr_verify_ifma)]
             Backend::Ifma => match ifma_cpu() {
-                Some(cpu) => ifma::add_affine_pairs_vartime(cpu, a, b, out, &mut scratch.ifma),
-                None => portable_add(a, b, out, &mut scratch.portable),
+                Some(cpu) => ifma::add_affine_pairs_vartime(
+                    cpu,
+                    a,
+                    b,
+                    out,
+                    &mut scratch.ifma,
+                    &mut scratch.equal_x,
+                ),
+                None => portable_add(a, b, out, &mut scratch.portable, &mut scratch.equal_x),
             },
             Backend::PortableBaseline => {
-                portable::add_affine_pairs_vartime(a, b, out, &mut scratch.portable);
+                portable::add_affine_pairs_vartime(
+                    a,
+                    b,
+                    out,
+                    &mut scratch.portable,
+                    &mut scratch.equal_x,
+                );
             }
-            _ => portable_add(a, b, out, &mut scratch.portable),
+            _ => portable_add(a, b, out, &mut scratch.portable, &mut scratch.equal_x),
         }
     }
 
@@ -292,15 +305,32 @@ impl Backend {
         match self {
             #[cfg(nostr_verify_ifma)]
             Backend::Ifma => match ifma_cpu() {
-                Some(cpu) => {
-                    ifma::add_affine_pairs_gather_vartime(cpu, src, pairs, out, &mut scratch.ifma)
-                }
-                None => portable_add_gather(src, pairs, out, &mut scratch.portable),
+                Some(cpu) => ifma::add_affine_pairs_gather_vartime(
+                    cpu,
+                    src,
+                    pairs,
+                    out,
+                    &mut scratch.ifma,
+                    &mut scratch.equal_x,
+                ),
+                None => portable_add_gather(
+                    src,
+                    pairs,
+                    out,
+                    &mut scratch.portable,
+                    &mut scratch.equal_x,
+                ),
             },
             Backend::PortableBaseline => {
-                portable::add_affine_pairs_gather_vartime(src, pairs, out, &mut scratch.portable);
+                portable::add_affine_pairs_gather_vartime(
+                    src,
+                    pairs,
+                    out,
+                    &mut scratch.portable,
+                    &mut scratch.equal_x,
+                );
             }
-            _ => portable_add_gather(src, pairs, out, &mut scratch.portable),
+            _ => portable_add_gather(src, pairs, out, &mut scratch.portable, &mut scratch.equal_x),
         }
     }
 }
@@ -335,12 +365,13 @@ fn portable_add(
     b: &[AffinePoint],
     out: &mut [AffinePoint],
     buf: &mut portable::PairBuf,
+    equal_x: &mut Vec<u32>,
 ) {
     #[cfg(target_arch = "x86_64")]
     if let Some(cpu) = bmi2_cpu() {
-        return bmi2::add_affine_pairs_vartime(cpu, a, b, out, buf);
+        return bmi2::add_affine_pairs_vartime(cpu, a, b, out, buf, equal_x);
     }
-    portable::add_affine_pairs_vartime(a, b, out, buf);
+    portable::add_affine_pairs_vartime(a, b, out, buf, equal_x);
 }
 
 /// The portable arm's gathering pair additions: the BMI2/ADX build where the CPU has it,
@@ -350,12 +381,13 @@ fn portable_add_gather(
     pairs: &[[u32; 2]],
     out: &mut [AffinePoint],
     buf: &mut portable::PairBuf,
+    equal_x: &mut Vec<u32>,
 ) {
     #[cfg(target_arch = "x86_64")]
     if let Some(cpu) = bmi2_cpu() {
-        return bmi2::add_affine_pairs_gather_vartime(cpu, src, pairs, out, buf);
+        return bmi2::add_affine_pairs_gather_vartime(cpu, src, pairs, out, buf, equal_x);
     }
-    portable::add_affine_pairs_gather_vartime(src, pairs, out, buf);
+    portable::add_affine_pairs_gather_vartime(src, pairs, out, buf, equal_x);
 }
 
 /// Working memory of [`add_affine_pairs_in_vartime`], kept by the caller between calls.
@@ -364,11 +396,26 @@ fn portable_add_gather(
 /// IFMA arm). Allocated per call, a large round's buffer went back to the kernel on free
 /// and was page-faulted in again by the next round; a `PairScratch` kept next to the other
 /// buffers of a multi-scalar multiplication avoids that.
+///
+/// It also reports, after each call, which pairs had equal x ([`PairScratch::equal_x`]), so a
+/// caller can route those (a doubling, or P + (−P)) without reading every pair's points
+/// beforehand.
 #[derive(Debug, Default)]
 pub struct PairScratch {
     portable: portable::PairBuf,
     #[cfg(nostr_verify_ifma)]
     ifma: ifma::PairBuf,
+    /// The indices of the last call's pairs whose x-coordinates were equal, ascending.
+    equal_x: Vec<u32>,
+}
+
+impl PairScratch {
+    /// The indices `k`, ascending, of the pairs of the last call made with this scratch
+    /// (any arm, copied or gathered) whose two points had equal x-coordinates: those broke the
+    /// precondition, and their `out[k]` is the meaningless λ = 0 value. Empty before any call.
+    pub fn equal_x(&self) -> &[u32] {
+        &self.equal_x
+    }
 }
 
 /// BIP-340 lift_x for many x: `ys[i]` = the even y with y² = x³ + 7 and `ok[i] = true`, or

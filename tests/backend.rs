@@ -198,11 +198,18 @@ fn check_adds(a: &[AffinePoint], b: &[AffinePoint]) {
         arm.add_affine_pairs_vartime(a, b, &mut out);
         // The same through a reused scratch: after a call on other pairs of the same size,
         // and on a prefix after the whole (stale contents must not matter).
+        // Each call reports exactly its own pairs with equal x, in ascending order.
+        let equal: Vec<u32> = (0..a.len() as u32)
+            .filter(|&i| a[i as usize].x == b[i as usize].x)
+            .collect();
         let mut scratch = backend::PairScratch::default();
+        assert!(scratch.equal_x().is_empty());
         let mut reused = vec![AffinePoint::IDENTITY; a.len()];
         arm.add_affine_pairs_in_vartime(b, a, &mut reused, &mut scratch);
+        assert_eq!(scratch.equal_x(), equal, "{arm:?}: equal x, swapped");
         arm.add_affine_pairs_in_vartime(a, b, &mut reused, &mut scratch);
         assert_eq!(reused, out, "{arm:?}: reused scratch");
+        assert_eq!(scratch.equal_x(), equal, "{arm:?}: equal x");
         let half = a.len() / 2;
         arm.add_affine_pairs_in_vartime(&a[..half], &b[..half], &mut reused[..half], &mut scratch);
         assert_eq!(
@@ -210,6 +217,12 @@ fn check_adds(a: &[AffinePoint], b: &[AffinePoint]) {
             out[..half],
             "{arm:?}: reused scratch, prefix"
         );
+        let equal_half: Vec<u32> = equal
+            .iter()
+            .copied()
+            .filter(|&i| (i as usize) < half)
+            .collect();
+        assert_eq!(scratch.equal_x(), equal_half, "{arm:?}: equal x, prefix");
         // The same pairs picked by index from one array (b first, then a), in reverse order,
         // through the reused scratch.
         let n = a.len();
@@ -219,6 +232,12 @@ fn check_adds(a: &[AffinePoint], b: &[AffinePoint]) {
         arm.add_affine_pairs_gather_vartime(&src, &pairs, &mut gathered, &mut scratch);
         gathered.reverse();
         assert_eq!(gathered, out, "{arm:?}: gathered by index");
+        let mut equal_rev: Vec<u32> = equal.iter().map(|&i| (n - 1) as u32 - i).collect();
+        equal_rev.reverse();
+        assert_eq!(scratch.equal_x(), equal_rev, "{arm:?}: equal x, gathered");
+        // No pairs: nothing reported, whatever the last call left.
+        arm.add_affine_pairs_gather_vartime(&src, &[], &mut [], &mut scratch);
+        assert!(scratch.equal_x().is_empty(), "{arm:?}: equal x, no pairs");
         for i in 0..a.len() {
             let o = &out[i];
             assert!(!o.infinity, "{arm:?}: infinity flag");

@@ -41,13 +41,25 @@ fn lift(xs: &[FieldElement], ys: &mut [FieldElement], ok: &mut [bool]) {
 }
 
 #[target_feature(enable = "bmi2,adx")]
-fn add(a: &[AffinePoint], b: &[AffinePoint], out: &mut [AffinePoint], buf: &mut PairBuf) {
-    portable::add_affine_pairs_vartime(a, b, out, buf);
+fn add(
+    a: &[AffinePoint],
+    b: &[AffinePoint],
+    out: &mut [AffinePoint],
+    buf: &mut PairBuf,
+    equal_x: &mut Vec<u32>,
+) {
+    portable::add_affine_pairs_vartime(a, b, out, buf, equal_x);
 }
 
 #[target_feature(enable = "bmi2,adx")]
-fn add_gather(src: &[AffinePoint], pairs: &[[u32; 2]], out: &mut [AffinePoint], buf: &mut PairBuf) {
-    portable::add_affine_pairs_gather_vartime(src, pairs, out, buf);
+fn add_gather(
+    src: &[AffinePoint],
+    pairs: &[[u32; 2]],
+    out: &mut [AffinePoint],
+    buf: &mut PairBuf,
+    equal_x: &mut Vec<u32>,
+) {
+    portable::add_affine_pairs_gather_vartime(src, pairs, out, buf, equal_x);
 }
 
 /// [`crate::backend::lift_x_many_vartime`] on the portable arm's BMI2/ADX build (same
@@ -71,10 +83,11 @@ pub(crate) fn add_affine_pairs_vartime(
     b: &[AffinePoint],
     out: &mut [AffinePoint],
     buf: &mut PairBuf,
+    equal_x: &mut Vec<u32>,
 ) {
     // SAFETY: a `Detected` value exists only if bmi2 and adx were detected on this CPU (see
     // `Detected::detect`), which are exactly the features `add` enables.
-    unsafe { add(a, b, out, buf) }
+    unsafe { add(a, b, out, buf, equal_x) }
 }
 
 /// [`crate::backend::add_affine_pairs_gather_vartime`] on the portable arm's BMI2/ADX build
@@ -85,8 +98,9 @@ pub(crate) fn add_affine_pairs_gather_vartime(
     pairs: &[[u32; 2]],
     out: &mut [AffinePoint],
     buf: &mut PairBuf,
+    equal_x: &mut Vec<u32>,
 ) {
     // SAFETY: a `Detected` value exists only if bmi2 and adx were detected on this CPU (see
     // `Detected::detect`), which are exactly the features `add_gather` enables.
-    unsafe { add_gather(src, pairs, out, buf) }
+    unsafe { add_gather(src, pairs, out, buf, equal_x) }
 }

@@ -73,9 +73,10 @@ pub(crate) fn add_affine_pairs_vartime(
     b: &[AffinePoint],
     out: &mut [AffinePoint],
     buf: &mut PairBuf,
+    equal_x: &mut Vec<u32>,
 ) {
     debug_assert!(a.iter().chain(b).all(normalized), "inputs not normalized");
-    add_pairs(cpu, affine::Pairs::Copied(a, b), out, buf);
+    add_pairs(cpu, affine::Pairs::Copied(a, b), out, buf, equal_x);
 }
 
 /// IFMA arm of [`crate::backend::add_affine_pairs_gather_vartime`] (same contract; lengths
@@ -86,6 +87,7 @@ pub(crate) fn add_affine_pairs_gather_vartime(
     pairs: &[[u32; 2]],
     out: &mut [AffinePoint],
     buf: &mut PairBuf,
+    equal_x: &mut Vec<u32>,
 ) {
     debug_assert!(
         pairs
@@ -94,7 +96,7 @@ pub(crate) fn add_affine_pairs_gather_vartime(
             .all(|&i| normalized(&src[i as usize])),
         "inputs not normalized"
     );
-    add_pairs(cpu, affine::Pairs::Gathered(src, pairs), out, buf);
+    add_pairs(cpu, affine::Pairs::Gathered(src, pairs), out, buf, equal_x);
 }
 
 /// Whether both coordinates of `p` are normalized (the pair additions' precondition, which
@@ -103,9 +105,17 @@ fn normalized(p: &AffinePoint) -> bool {
     p.x.raw_limbs() == p.x.to_limbs_normalized() && p.y.raw_limbs() == p.y.to_limbs_normalized()
 }
 
-/// `out[i] = p + q` for the `i`-th pair of `pairs`, `i in 0..out.len()`, in lanes.
+/// `out[i] = p + q` for the `i`-th pair of `pairs`, `i in 0..out.len()`, in lanes; `equal_x`
+/// is set to the indices of the pairs whose x-coordinates were equal (the forward pass's
+/// per-vector masks).
 #[inline(always)]
-fn add_pairs(_cpu: Detected, pairs: affine::Pairs<'_>, out: &mut [AffinePoint], buf: &mut PairBuf) {
+fn add_pairs(
+    _cpu: Detected,
+    pairs: affine::Pairs<'_>,
+    out: &mut [AffinePoint],
+    buf: &mut PairBuf,
+    equal_x: &mut Vec<u32>,
+) {
     let invert1 = |t: [u64; 5]| {
         FieldElement::from_limbs_unchecked(t)
             .invert_vartime()
@@ -115,6 +125,15 @@ fn add_pairs(_cpu: Detected, pairs: affine::Pairs<'_>, out: &mut [AffinePoint], 
     // on this CPU (see `Detected::detect`), which are exactly the features `add_points`
     // enables.
     unsafe { affine::add_points(pairs, out, invert1, &mut buf.0) }
+    equal_x.clear();
+    // `add_points` refills `buf.0` with one entry per vector, except for no pairs at all.
+    for (v, saved) in buf.0.iter().take(out.len().div_ceil(8)).enumerate() {
+        let mut zero = saved.zero_lanes();
+        while zero != 0 {
+            equal_x.push((8 * v) as u32 + zero.trailing_zeros());
+            zero &= zero - 1;
+        }
+    }
 }
 
 /// The IFMA arm's part of [`crate::backend::PairScratch`]: the forward pass's state.

@@ -91,8 +91,9 @@ pub(crate) fn add_affine_pairs_vartime(
     b: &[AffinePoint],
     out: &mut [AffinePoint],
     buf: &mut PairBuf,
+    equal_x: &mut Vec<u32>,
 ) {
-    add_pairs(|i| (&a[i], &b[i]), out, buf);
+    add_pairs(|i| (&a[i], &b[i]), out, buf, equal_x);
 }
 
 /// See [`crate::backend::add_affine_pairs_gather_vartime`]; lengths and indices already
@@ -103,15 +104,18 @@ pub(crate) fn add_affine_pairs_gather_vartime(
     pairs: &[[u32; 2]],
     out: &mut [AffinePoint],
     buf: &mut PairBuf,
+    equal_x: &mut Vec<u32>,
 ) {
     add_pairs(
         |i| (&src[pairs[i][0] as usize], &src[pairs[i][1] as usize]),
         out,
         buf,
+        equal_x,
     );
 }
 
-/// `out[i] = p + q` for `(p, q) = get(i)`, `i in 0..out.len()`.
+/// `out[i] = p + q` for `(p, q) = get(i)`, `i in 0..out.len()`; `equal_x` is set to the
+/// indices of the pairs whose Δx ≡ 0 (their inverse is left the word pattern 0).
 ///
 /// Computed in [`crate::arithmetic::field::FieldElement4x64`]: λ = Δy/Δx with one inversion
 /// for all pairs, x₃ = λ² − (x₁ + x₂), y₃ = λ·(x₁ − x₃) − y₁. Each input coordinate is
@@ -121,8 +125,10 @@ fn add_pairs<'p>(
     get: impl Fn(usize) -> (&'p AffinePoint, &'p AffinePoint),
     out: &mut [AffinePoint],
     buf: &mut PairBuf,
+    equal_x: &mut Vec<u32>,
 ) {
     let PairBuf { inv, prefix, pairs } = buf;
+    equal_x.clear();
     inv.clear();
     pairs.clear();
     inv.reserve(out.len());
@@ -144,7 +150,11 @@ fn add_pairs<'p>(
     batch_invert(inv, prefix);
     // A zero Δx was left 0, so that pair gets λ = 0 (x₃ = −x₁ − x₂, y₃ = −y₁) and the others
     // are unaffected.
-    for ((inv, pair), o) in inv.iter().zip(pairs.iter()).zip(out.iter_mut()) {
+    for (k, ((inv, pair), o)) in inv.iter().zip(pairs.iter()).zip(out.iter_mut()).enumerate() {
+        // The inverse of a nonzero element is never the word pattern 0.
+        if inv.0 == [0; 4] {
+            equal_x.push(k as u32);
+        }
         let l = pair.dy.mul(inv);
         let x3 = l.square().sub(&pair.sx);
         let y3 = l.mul(&pair.x1.sub(&x3)).sub(&pair.y1);

@@ -47,6 +47,14 @@ pub(crate) struct Saved {
     zero: u8,
 }
 
+impl Saved {
+    /// The lanes of this vector whose pair had Δx ≡ 0 (never a padding lane: those get
+    /// (0, 0) + (1, 0)).
+    pub(crate) fn zero_lanes(&self) -> u8 {
+        self.zero
+    }
+}
+
 /// The lanes `0..k` of a vector (`k ≤ 8`).
 #[inline]
 pub(crate) fn lanes_below(k: usize) -> __mmask8 {
