@@ -12,8 +12,9 @@
 //!    every window with *one* shared inversion ([`backend::add_affine_pairs_vartime`], Montgomery's
 //!    trick), halving every bucket; ⌈log₂(largest bucket)⌉ rounds leave one point per bucket.
 //!    A pair with equal x is exceptional (the same point twice: double it; P and −P: both
-//!    vanish) and never reaches the shared inversion, where a zero denominator would poison the
-//!    whole round.
+//!    vanish): the backend keeps it out of the shared inversion, where a zero denominator would
+//!    poison the whole round, and reports it ([`backend::PairScratch::equal_x`]), and it is
+//!    routed after the call.
 //! 4. **Batch-affine bucket reduction**: `S_w = Σ_j (j+1)·B_w,j` by the running-sum trick
 //!    (`R += B_w,j; S += R` from the top bucket down), with the running sums of all windows
 //!    advancing together: every step (`S += R` for one bucket with `R += B` for the next, both
@@ -279,8 +280,8 @@ fn window_sums_vartime(
     // 3. Rounds of pairwise affine additions, all buckets of all windows together. A round's
     // sums go to the pool after its last used slot; the buckets of the next round are their
     // indices (and the index of an odd bucket's last point, which stays where it is). The
-    // pairing reads no point: the exceptional pairs are found block by block just before the
-    // backend adds the block, while its points are being brought into cache anyway.
+    // pairing reads no point, and neither does anything else before the backend: it reports
+    // each block's exceptional (equal-x) pairs, which are routed after the call.
     loop {
         let base = used;
         pair_up(
@@ -308,24 +309,24 @@ fn window_sums_vartime(
             .chunks(PAIR_BLOCK)
             .zip(out.chunks_mut(PAIR_BLOCK))
         {
+            // The backend gives an equal-x pair a harmless λ = 0 sum and reports it; such a
+            // pair is routed here, after the call, so no pass reads every pair's points first.
+            backend::add_affine_pairs_gather_vartime(src, pairs, out, &mut s.pairs);
             s.dbl.clear();
             s.cancel.clear();
-            for (k, pq) in pairs.iter().enumerate() {
+            for &k in s.pairs.equal_x() {
+                let pq = pairs[k as usize];
                 let (p, q) = (&src[pq[0] as usize], &src[pq[1] as usize]);
-                if same_limbs(&p.x, &q.x) {
-                    if same_limbs(&p.y, &q.y) {
-                        // The same point twice: a doubling (never the identity: secp256k1
-                        // has no point of order 2).
-                        s.dbl
-                            .push((k as u32, JacobianPoint::from_affine(p).double_vartime()));
-                    } else {
-                        // P + (−P): nothing is left of the pair.
-                        s.cancel.push(k as u32);
-                    }
+                if same_limbs(&p.y, &q.y) {
+                    // The same point twice: a doubling (never the identity: secp256k1 has no
+                    // point of order 2).
+                    s.dbl
+                        .push((k, JacobianPoint::from_affine(p).double_vartime()));
+                } else {
+                    // P + (−P): nothing is left of the pair.
+                    s.cancel.push(k);
                 }
             }
-            // The backend gives an equal-x pair a harmless λ = 0 sum; overwritten here.
-            backend::add_affine_pairs_gather_vartime(src, pairs, out, &mut s.pairs);
             scatter_doublings(&s.dbl, &mut s.dbl_jac, &mut s.dbl_aff, |k, p| {
                 out[k as usize] = p;
             });
