@@ -24,7 +24,9 @@
 //! forced portable backend in the same run ("batch, portable backend" rows).
 //!
 //! Options: `--out PATH`, `ROUNDS=n` (default 21), `NOSTR_VERIFY_BACKEND=portable` to force the portable
-//! backend everywhere. Pin it for steadier numbers: `taskset -c 1 cargo run --release --example batch`.
+//! backend everywhere, `NOSTR_VERIFY_BACKEND=portable-baseline` to run the portable arm's build
+//! without BMI2/ADX as the main rows (the "portable backend" rows are then its BMI2/ADX build, in
+//! the same run). Pin it for steadier numbers: `taskset -c 1 cargo run --release --example batch`.
 
 use nostr_verify::backend::{self, Backend};
 use nostr_verify::{SigRef, Verifier};
@@ -201,8 +203,13 @@ fn main() {
     let mut two_8 = Case::new("two threads vs one, wall clock", 1024, "8 keys");
     let mut two_4k = Case::new("two threads vs one, wall clock", 4096, "8 keys");
     eprintln!(
-        "backend: {:?}; {rounds} rounds",
-        nostr_verify::backend::selected()
+        "backend: {:?}; {rounds} rounds; the portable arm's BMI2/ADX build {}",
+        nostr_verify::backend::selected(),
+        if backend::portable_uses_bmi2() {
+            "is used here"
+        } else {
+            "is not available here"
+        }
     );
     for round in 0..rounds {
         let mut c = 0;
