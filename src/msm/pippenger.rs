@@ -79,9 +79,16 @@ pub struct Scratch {
     /// Bucket start offsets into the current round's indices (len = buckets + 1).
     start: Vec<u32>,
     next_start: Vec<u32>,
-    /// The current and the next round's buckets, as indices into `pool`.
+    /// The current and the next round's active buckets (those that still pair up), as
+    /// indices into `pool`; `PAIR_PAD` slots longer than the last bucket's end.
     cur: Vec<u32>,
     next: Vec<u32>,
+    /// The bucket numbers of the current and the next round's active buckets.
+    act: Vec<u32>,
+    next_act: Vec<u32>,
+    /// Per bucket, once it is down to one point: that point's index into `pool`, or
+    /// [`NO_POINT`] for an empty bucket.
+    fin: Vec<u32>,
     /// This round's additions: indices into `pool` of the two points of each pair.
     pair_idx: Vec<[u32; 2]>,
     /// A block's exceptional pairs: doublings (slot in the block, point) and cancellations
@@ -95,6 +102,14 @@ pub struct Scratch {
     /// The bucket reduction's lanes and working memory.
     reduce: ReduceBuf,
 }
+
+/// The pairing copies a bucket's pairs in whole groups of `PAIR_GROUP`, reading and writing
+/// past its end; the index vectors carry `PAIR_PAD` slots of slack for that.
+const PAIR_GROUP: usize = 4;
+const PAIR_PAD: usize = 2 * PAIR_GROUP;
+
+/// The final index of a bucket that holds no point.
+const NO_POINT: u32 = u32::MAX;
 
 /// Equality of two normalized field elements, limb by limb (the lowest limb almost always
 /// decides; an inlined compare instead of a `memcmp` call in the hot loop).
@@ -263,8 +278,9 @@ fn window_sums_vartime(
     for j in 0..nbuckets {
         s.start[j + 1] += s.start[j];
     }
+    // Padded for the pairing's whole-group copies (see [`pair_up`]).
     s.cur.clear();
-    s.cur.resize(s.entries.len(), 0);
+    s.cur.resize(s.entries.len() + PAIR_PAD, 0);
     {
         // `next_start` doubles as the fill cursor here.
         s.next_start.clear();
@@ -277,21 +293,31 @@ fn window_sums_vartime(
     }
 
     // 3. Rounds of pairwise affine additions, all buckets of all windows together. A round's
-    // sums go to the pool after its last used slot; the buckets of the next round are their
-    // indices (and the index of an odd bucket's last point, which stays where it is). The
-    // pairing reads no point: the exceptional pairs are found block by block just before the
-    // backend adds the block, while its points are being brought into cache anyway.
+    // sums go to the pool after its last used slot; the active buckets of the next round are
+    // their indices (and the index of an odd bucket's last point, which stays where it is).
+    // A bucket down to one point (or none) retires: its index goes to `fin`, and later rounds
+    // no longer walk it. The first round walks every bucket. The pairing reads no point: the
+    // exceptional pairs are found block by block just before the backend adds the block,
+    // while its points are being brought into cache anyway.
+    s.act.clear();
+    s.act.extend(0..nbuckets as u32);
+    grow(&mut s.fin, nbuckets);
     loop {
         let base = used;
         pair_up(
             &s.cur,
             &s.start,
+            &s.act,
             base,
             &mut s.pair_idx,
             &mut s.next,
             &mut s.next_start,
+            &mut s.next_act,
+            &mut s.fin,
         );
         if s.pair_idx.is_empty() {
+            // Every bucket walked held one point or none: all have retired.
+            debug_assert!(s.next_act.is_empty());
             break;
         }
         used = base + s.pair_idx.len();
@@ -336,18 +362,21 @@ fn window_sums_vartime(
         }
         if cancelled {
             // Rare (a point and its negation in one bucket): drop the identities from the
-            // next round's buckets.
+            // next round's active buckets. A bucket that retired with a cancelled sum keeps
+            // it: the reduction skips identities.
             drop_identities(&s.pool, base, &mut s.next, &mut s.next_start);
         }
         core::mem::swap(&mut s.cur, &mut s.next);
         core::mem::swap(&mut s.start, &mut s.next_start);
+        core::mem::swap(&mut s.act, &mut s.next_act);
     }
 
     // 4. Bucket reduction, batch-affine, all windows together.
     let len = chunk_len(slots, half);
-    let (pool, cur, start) = (&s.pool, &s.cur, &s.start);
-    let bucket =
-        |b: usize| (start[b] != start[b + 1]).then(|| &pool[cur[start[b] as usize] as usize]);
+    let (pool, fin) = (&s.pool, &s.fin);
+    // A bucket that cancelled to the identity is handed over as such: the reduction skips
+    // identities.
+    let bucket = |b: usize| (fin[b] != NO_POINT).then(|| &pool[fin[b] as usize]);
     reduce_batch_affine(slots, half, len, bucket, &mut s.reduce, out);
 }
 
@@ -580,47 +609,83 @@ fn recode(
     entries.truncate(n);
 }
 
-/// One round's pairing: the buckets `(cur, start)` (bucket j is `cur[start[j]..start[j + 1]]`)
-/// are cut into neighbouring pairs, listed in `pair_idx`; the next round's buckets
-/// `(next, next_start)` hold each pair's sum, at pool slot `base` + its place in `pair_idx`,
-/// and an odd bucket's last index as it stands.
+/// One round's pairing: the active buckets `(cur, start, act)` (the k-th is bucket `act[k]`,
+/// with the indices `cur[start[k]..start[k + 1]]`) are cut into neighbouring pairs, listed in
+/// `pair_idx`. Each pair's sum is at pool slot `base` + its place in `pair_idx`; an odd
+/// bucket's last index stays as it stands. A bucket left with two points or more stays active
+/// in `(next, next_start, next_act)`; one left with one point (or none) retires: `fin[bucket]`
+/// is that point's index (or [`NO_POINT`]).
+///
+/// Branch-light: the pairs are copied in whole groups of [`PAIR_GROUP`] and the odd index
+/// whether there is one or not, so `cur` must hold [`PAIR_PAD`] slots past the last bucket
+/// and `next` is left as long (its slots past the last bucket hold junk).
 ///
 /// Not inlined: as a function of its own, its slices are known not to alias.
+#[allow(clippy::too_many_arguments)]
 #[inline(never)]
 fn pair_up(
     cur: &[u32],
     start: &[u32],
+    act: &[u32],
     base: usize,
     pair_idx: &mut Vec<[u32; 2]>,
     next: &mut Vec<u32>,
     next_start: &mut Vec<u32>,
+    next_act: &mut Vec<u32>,
+    fin: &mut [u32],
 ) {
+    let total = start[act.len()] as usize;
+    assert!(cur.len() >= total + PAIR_PAD, "the pairing's slack");
     // Written by index into vectors grown to the bounds (at most half the indices pair up,
-    // every index leaves one), then cut to length: no capacity check per element.
-    grow(pair_idx, cur.len() / 2);
-    grow(next, cur.len());
-    grow(next_start, start.len());
-    let (pi, nx, ns) = (&mut pair_idx[..], &mut next[..], &mut next_start[..]);
-    let (mut np, mut nn) = (0usize, 0usize);
-    for (j, bounds) in start.windows(2).enumerate() {
-        ns[j] = nn as u32;
-        let (mut t, end) = (bounds[0] as usize, bounds[1] as usize);
-        while t + 1 < end {
-            pi[np] = [cur[t], cur[t + 1]];
-            nx[nn] = (base + np) as u32;
-            np += 1;
-            nn += 1;
-            t += 2;
+    // every index leaves at most one, plus the slack of the whole-group copies), then cut to
+    // length: no capacity check per element.
+    grow(pair_idx, total / 2 + PAIR_GROUP);
+    grow(next, total + PAIR_PAD);
+    grow(next_start, act.len() + 1);
+    grow(next_act, act.len());
+    let (pi, nx, ns, na) = (
+        &mut pair_idx[..],
+        &mut next[..],
+        &mut next_start[..],
+        &mut next_act[..],
+    );
+    let (mut np, mut nn, mut nk) = (0usize, 0usize, 0usize);
+    ns[0] = 0;
+    for (k, &b) in act.iter().enumerate() {
+        let (t, end) = (start[k] as usize, start[k + 1] as usize);
+        let pairs = (end - t) / 2;
+        // Whole groups (one for all but the largest buckets): the slots past the bucket's
+        // pairs are overwritten by the next bucket's, or lie in the slack.
+        let mut g = 0;
+        loop {
+            let src = &cur[t + 2 * g..][..2 * PAIR_GROUP];
+            let dst = &mut pi[np + g..][..PAIR_GROUP];
+            let sums = &mut nx[nn + g..][..PAIR_GROUP];
+            for q in 0..PAIR_GROUP {
+                dst[q] = [src[2 * q], src[2 * q + 1]];
+                sums[q] = (base + np + g + q) as u32;
+            }
+            g += PAIR_GROUP;
+            if g >= pairs {
+                break;
+            }
         }
-        if t < end {
-            nx[nn] = cur[t];
-            nn += 1;
-        }
+        // The odd index, copied whether there is one or not (an even bucket's slot is
+        // overwritten by the next bucket kept, or lies in the slack).
+        let left = pairs + (end - t) % 2;
+        nx[nn + pairs] = cur[t + 2 * pairs];
+        // A kept bucket's `fin` is overwritten when it retires.
+        fin[b as usize] = if left == 0 { NO_POINT } else { nx[nn] };
+        let keep = left >= 2;
+        na[nk] = b;
+        nk += keep as usize;
+        nn += if keep { left } else { 0 };
+        ns[nk] = nn as u32;
+        np += pairs;
     }
-    ns[start.len() - 1] = nn as u32;
     pair_idx.truncate(np);
-    next.truncate(nn);
-    next_start.truncate(start.len());
+    next_start.truncate(nk + 1);
+    next_act.truncate(nk);
 }
 
 /// Grows `v` to at least `n` elements (new ones default); never shrinks it.
@@ -631,8 +696,9 @@ fn grow<T: Default + Clone>(v: &mut Vec<T>, n: usize) {
 }
 
 /// Removes from the buckets `(next, next_start)` every index `≥ from` whose pool point is the
-/// identity (a pair that cancelled), keeping the order of the others.
-fn drop_identities(pool: &[AffinePoint], from: usize, next: &mut Vec<u32>, next_start: &mut [u32]) {
+/// identity (a pair that cancelled), keeping the order of the others. The slots of `next` past
+/// the last bucket's new end keep what they held.
+fn drop_identities(pool: &[AffinePoint], from: usize, next: &mut [u32], next_start: &mut [u32]) {
     let mut kept = 0usize;
     let mut begin = 0usize;
     for j in 0..next_start.len() - 1 {
@@ -650,7 +716,6 @@ fn drop_identities(pool: &[AffinePoint], from: usize, next: &mut Vec<u32>, next_
     if let Some(last) = next_start.last_mut() {
         *last = kept as u32;
     }
-    next.truncate(kept);
 }
 
 /// The doublings of a round (equal points paired with themselves, computed in Jacobian
@@ -868,6 +933,149 @@ mod tests {
         );
     }
 
+    /// The model of [`pair_up`]: per active bucket, its pairs, then either the bucket it
+    /// leaves (two indices or more) or its retirement (one index, or none).
+    #[test]
+    fn pair_up_keeps_and_retires_buckets_like_its_model() {
+        let mut st = 0x9e37_79b9u64;
+        let mut rnd = |m: u64| {
+            st ^= st << 13;
+            st ^= st >> 7;
+            st ^= st << 17;
+            st % m
+        };
+        for case in 0..200 {
+            // Sizes around the group boundaries, empty and single buckets next to kept ones,
+            // and now and then one huge bucket; the bucket numbers out of order.
+            let nb = 1 + rnd(12) as usize;
+            let mut sizes: Vec<usize> = (0..nb)
+                .map(|_| match rnd(6) {
+                    0 => 0,
+                    1 => 1,
+                    2 => 2 + rnd(3) as usize,
+                    3 => 7 + rnd(4) as usize,
+                    4 => 15 + rnd(5) as usize,
+                    _ => rnd(6) as usize,
+                })
+                .collect();
+            if case % 17 == 0 {
+                sizes[nb / 2] = 100 + case;
+            }
+            let act: Vec<u32> = (0..nb as u32).map(|k| (k * 7 + 3) % 97).collect();
+            let mut start = vec![0u32];
+            for sz in &sizes {
+                start.push(start.last().unwrap() + *sz as u32);
+            }
+            let total = *start.last().unwrap() as usize;
+            // Distinct indices, then junk in the slack.
+            let mut cur: Vec<u32> = (0..total as u32).map(|i| 1000 + 3 * i).collect();
+            cur.extend((0..PAIR_PAD).map(|_| 0xdead));
+            let base = 500_000;
+            let (mut pi, mut nx, mut ns, mut na) = (vec![], vec![7; 3], vec![], vec![]);
+            let mut fin = vec![12345u32; 97];
+            pair_up(
+                &cur, &start, &act, base, &mut pi, &mut nx, &mut ns, &mut na, &mut fin,
+            );
+            let (mut want_pi, mut want_nx, mut want_ns, mut want_na) =
+                (vec![], Vec::<u32>::new(), vec![0u32], vec![]);
+            let mut want_fin = vec![12345u32; 97];
+            for (k, &b) in act.iter().enumerate() {
+                let idx = &cur[start[k] as usize..start[k + 1] as usize];
+                let mut left = vec![];
+                for pq in idx.chunks(2) {
+                    if let [p, q] = *pq {
+                        left.push((base + want_pi.len()) as u32);
+                        want_pi.push([p, q]);
+                    } else {
+                        left.push(pq[0]);
+                    }
+                }
+                if left.len() >= 2 {
+                    want_na.push(b);
+                    want_nx.extend(&left);
+                    want_ns.push(want_nx.len() as u32);
+                } else {
+                    want_fin[b as usize] = left.first().copied().unwrap_or(NO_POINT);
+                }
+            }
+            assert_eq!(pi, want_pi, "case {case}");
+            assert_eq!(ns, want_ns, "case {case}");
+            assert_eq!(na, want_na, "case {case}");
+            let end = *ns.last().unwrap() as usize;
+            assert_eq!(nx[..end], want_nx[..], "case {case}");
+            assert!(nx.len() >= end + PAIR_PAD, "case {case}: the slack");
+            for b in 0..97 {
+                // A kept bucket's `fin` is not read before it retires.
+                if !na.contains(&(b as u32)) {
+                    assert_eq!(fin[b], want_fin[b], "case {case} bucket {b}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn buckets_retiring_in_every_round_match_naive() {
+        // c = 4, digits 1..=8 only in window 0 (or shifted into window 1): bucket d − 1 of
+        // that window holds exactly the points given for d. Buckets retire in rounds 1 to 6
+        // (one huge bucket), next to empty and single ones; some cancel on the way.
+        let c = 4;
+        let fresh = random_terms(120, 31337).0;
+        let mut fresh = fresh.into_iter();
+        let mut take = |n: usize| -> Vec<AffinePoint> { (&mut fresh).take(n).collect() };
+        let [p, q, x] = [take(1)[0], take(1)[0], take(1)[0]];
+        // y with x + y = −(p + q): the bucket [p, q, x, y] cancels in round 2.
+        let pq = JacobianPoint::from_affine(&p).add_affine_vartime(&q);
+        let y = pq.add_affine_vartime(&x).neg().to_affine_vartime();
+        let layouts: Vec<Vec<(u128, Vec<AffinePoint>)>> = vec![
+            // All buckets of one point: no round at all.
+            (1..=8).map(|d| (d, take(1))).collect(),
+            vec![
+                (1, take(1)),
+                (2, take(2)),
+                (3, take(3)),
+                (5, take(5)),
+                (6, take(9)),
+                (7, take(40)),
+                (8, take(4)),
+            ],
+            vec![
+                // P + (−P) alone: retires at once with the identity.
+                (1, vec![p, p.neg()]),
+                // Both pairs cancel: kept with two identities, then empty.
+                (2, vec![p, p.neg(), q, q.neg()]),
+                // Cancels down to a single point.
+                (3, vec![p, p.neg(), q, q.neg(), x]),
+                // Cancels in round 2.
+                (4, vec![p, q, x, y]),
+                // One cancelled pair among others.
+                (5, vec![q, q.neg(), p, x, y]),
+                (6, vec![x, x, x]),
+                (8, vec![p]),
+            ],
+        ];
+        for layout in &layouts {
+            for shift in [0u32, 4] {
+                let mut pts = vec![];
+                let mut ks = vec![];
+                for (d, ps) in layout {
+                    for pt in ps {
+                        pts.push(*pt);
+                        ks.push(d << shift);
+                    }
+                }
+                let got = msm_vartime(&pts, &ks, c, &mut Scratch::default());
+                assert!(
+                    got.add_vartime(&naive(&pts, &ks).neg()).is_infinity(),
+                    "shift {shift} layout {:?}",
+                    layout
+                        .iter()
+                        .map(|(d, ps)| (d, ps.len()))
+                        .collect::<Vec<_>>()
+                );
+            }
+        }
+    }
+
     #[test]
     fn drop_identities_keeps_order_and_bucket_bounds() {
         let p = random_terms(1, 5).0[0];
@@ -879,7 +1087,7 @@ mod tests {
         let mut next = vec![5, 1, 6, 7, 4, 6];
         let mut start = vec![0, 2, 2, 4, 6];
         drop_identities(&pool, 4, &mut next, &mut start);
-        assert_eq!(next, vec![1, 7, 4]);
+        assert_eq!(next[..3], [1, 7, 4]);
         assert_eq!(start, vec![0, 1, 1, 2, 3]);
     }
 
