@@ -11,6 +11,7 @@
 //! 3. **Batch-affine accumulation.** Each round adds neighbouring pairs inside every bucket of
 //!    every window with *one* shared inversion ([`backend::add_affine_pairs_vartime`], Montgomery's
 //!    trick), halving every bucket; ⌈log₂(largest bucket)⌉ rounds leave one point per bucket.
+//!    A bucket down to one point (or none) retires, and later rounds walk only the others.
 //!    A pair with equal x is exceptional (the same point twice: double it; P and −P: both
 //!    vanish) and never reaches the shared inversion, where a zero denominator would poison the
 //!    whole round.
@@ -18,7 +19,8 @@
 //!    (`R += B_w,j; S += R` from the top bucket down), with the running sums of all windows
 //!    advancing together: every step (`S += R` for one bucket with `R += B` for the next, both
 //!    reading the same R) is one batch of affine additions sharing one inversion, the
-//!    exceptional cases routed as in step 3. Each window's buckets are cut into
+//!    exceptional cases routed as in step 3; the running and weighted sums live in the point
+//!    pool, and the additions go to the backend as index pairs. Each window's buckets are cut into
 //!    chunks ([`chunk_len`]) that run as lanes of their own, so a batch holds enough additions
 //!    to pay for its inversion; the chunks of a window are joined at the end in Jacobian
 //!    coordinates (`Σ_t S_t + len·Σ_t t·R_t`).
@@ -71,7 +73,8 @@ pub fn window_for(n: usize) -> usize {
 #[derive(Debug, Default)]
 pub struct Scratch {
     /// Every point a bucket can hold, by index: per input point the point and its negation
-    /// (index 2i, 2i + 1), then the sums of each accumulation round, appended. Only grows:
+    /// (index 2i, 2i + 1), then the sums of each accumulation round, appended, then the
+    /// reduction's running and weighted sums. Only grows:
     /// slots past those written in the current call hold stale points and are never read.
     pool: Vec<AffinePoint>,
     /// Per (point, window) with a non-zero digit: `(bucket, signed index)`.
@@ -373,11 +376,20 @@ fn window_sums_vartime(
 
     // 4. Bucket reduction, batch-affine, all windows together.
     let len = chunk_len(slots, half);
-    let (pool, fin) = (&s.pool, &s.fin);
+    let fin = &s.fin;
     // A bucket that cancelled to the identity is handed over as such: the reduction skips
     // identities.
-    let bucket = |b: usize| (fin[b] != NO_POINT).then(|| &pool[fin[b] as usize]);
-    reduce_batch_affine(slots, half, len, bucket, &mut s.reduce, out);
+    let bucket = |b: usize| (fin[b] != NO_POINT).then_some(fin[b]);
+    reduce_batch_affine(
+        slots,
+        half,
+        len,
+        &mut s.pool,
+        used,
+        bucket,
+        &mut s.reduce,
+        out,
+    );
 }
 
 /// The chunk length of the batch-affine bucket reduction for `slots` windows of `half`
@@ -398,100 +410,95 @@ pub fn chunk_len(slots: usize, half: usize) -> usize {
 /// Working memory of the batch-affine bucket reduction.
 #[derive(Debug, Default)]
 pub(crate) struct ReduceBuf {
-    /// Per lane (window, chunk): the running sum and the weighted sum, affine (identity =
-    /// `infinity`).
-    running: Vec<AffinePoint>,
-    sum: Vec<AffinePoint>,
-    round: LaneRound,
-}
-
-/// One step of every lane's running sums: the pairs for the shared inversion and the
-/// exceptional doublings.
-#[derive(Debug, Default)]
-struct LaneRound {
-    a: Vec<AffinePoint>,
-    b: Vec<AffinePoint>,
+    /// This step's additions: pool indices of the accumulator and the addend.
+    idx: Vec<[u32; 2]>,
     out: Vec<AffinePoint>,
-    /// Per pair: its target, `l` for `sum[l]`, `lanes + l` for `running[l]`.
-    target: Vec<u32>,
+    /// Running sums that cancel this step (pool indices), cleared after the additions that
+    /// read them.
+    cancel: Vec<u32>,
+    /// Doublings of this step: (pool index, the doubled point).
     dbl: Vec<(u32, JacobianPoint)>,
     dbl_jac: Vec<JacobianPoint>,
     dbl_aff: Vec<AffinePoint>,
     pairs: backend::PairScratch,
 }
 
-impl LaneRound {
-    /// `sum[l] += running[l]` and `running[l] += next(l)` for every lane l, with one shared
+impl ReduceBuf {
+    /// `S_l += R_l` and `R_l += next(l)` for every lane l (lane l's weighted sum at pool slot
+    /// `sum0 + l`, its running sum at `run0 + l`, `next(l)` a pool index), with one shared
     /// inversion: both read the running sum from before the step, so they are independent
-    /// (absent addends leave a lane alone). The cases the shared inversion cannot take are
-    /// routed as in the accumulation: an identity on either side is a copy, the same point
-    /// twice a doubling, P + (−P) the identity.
-    fn step<'p>(
+    /// (absent addends leave a lane alone). The additions go to the backend as index pairs
+    /// into the pool, no point copied on the way in. The cases the shared inversion cannot
+    /// take are routed as in the accumulation: an identity on either side is a copy, the same
+    /// point twice a doubling, P + (−P) the identity.
+    fn step(
         &mut self,
-        running: &mut [AffinePoint],
-        sum: &mut [AffinePoint],
-        next: impl Fn(usize) -> Option<&'p AffinePoint>,
+        pool: &mut [AffinePoint],
+        sum0: usize,
+        run0: usize,
+        lanes: usize,
+        next: impl Fn(usize) -> Option<u32>,
     ) {
-        self.a.clear();
-        self.b.clear();
-        self.target.clear();
+        self.idx.clear();
         self.dbl.clear();
-        let lanes = running.len();
-        // The sums first: they read each running sum before its own update below.
-        for (l, (s, r)) in sum.iter_mut().zip(running.iter()).enumerate() {
-            self.route(s, r, l as u32);
+        self.cancel.clear();
+        // The sums first: they read each running sum before its own update below. The
+        // running sums change only after the additions (a cancellation is deferred), since
+        // the sums' queued additions read them then.
+        for l in 0..lanes {
+            self.route(pool, sum0 + l, run0 + l);
         }
-        for (l, r) in running.iter_mut().enumerate() {
+        for l in 0..lanes {
             if let Some(q) = next(l) {
-                self.route(r, q, (lanes + l) as u32);
+                self.route(pool, run0 + l, q as usize);
             }
         }
-        let put = |t: u32, p: AffinePoint, running: &mut [AffinePoint], sum: &mut [AffinePoint]| {
-            let t = t as usize;
-            if t < lanes {
-                sum[t] = p;
-            } else {
-                running[t - lanes] = p;
-            }
-        };
-        if !self.a.is_empty() {
+        if !self.idx.is_empty() {
             self.out.clear();
-            self.out.resize(self.a.len(), AffinePoint::IDENTITY);
-            backend::add_affine_pairs_in_vartime(&self.a, &self.b, &mut self.out, &mut self.pairs);
-            for (p, &t) in self.out.iter().zip(&self.target) {
-                put(t, *p, running, sum);
+            self.out.resize(self.idx.len(), AffinePoint::IDENTITY);
+            backend::add_affine_pairs_gather_vartime(
+                pool,
+                &self.idx,
+                &mut self.out,
+                &mut self.pairs,
+            );
+            for (p, pq) in self.out.iter().zip(&self.idx) {
+                pool[pq[0] as usize] = *p;
             }
+        }
+        for &t in &self.cancel {
+            pool[t as usize] = AffinePoint::IDENTITY;
         }
         scatter_doublings(&self.dbl, &mut self.dbl_jac, &mut self.dbl_aff, |t, p| {
-            put(t, p, running, sum);
+            pool[t as usize] = p;
         });
     }
 
-    /// Routes `acc += q` (target `t`): done at once when the shared inversion cannot take it,
-    /// else queued as a pair.
-    fn route(&mut self, acc: &mut AffinePoint, q: &AffinePoint, t: u32) {
-        if q.infinity {
+    /// Routes `pool[acc] += pool[q]`: done at once when the shared inversion cannot take it
+    /// (a cancellation deferred to after the additions), else queued as an index pair.
+    fn route(&mut self, pool: &mut [AffinePoint], acc: usize, q: usize) {
+        let (a, b) = (&pool[acc], &pool[q]);
+        if b.infinity {
             return;
         }
-        if acc.infinity {
-            *acc = *q;
-        } else if same_limbs(&acc.x, &q.x) {
-            if same_limbs(&acc.y, &q.y) {
+        if a.infinity {
+            pool[acc] = pool[q];
+        } else if same_limbs(&a.x, &b.x) {
+            if same_limbs(&a.y, &b.y) {
                 self.dbl
-                    .push((t, JacobianPoint::from_affine(acc).double_vartime()));
+                    .push((acc as u32, JacobianPoint::from_affine(a).double_vartime()));
             } else {
-                *acc = AffinePoint::IDENTITY;
+                self.cancel.push(acc as u32);
             }
         } else {
-            self.a.push(*acc);
-            self.b.push(*q);
-            self.target.push(t);
+            self.idx.push([acc as u32, q as u32]);
         }
     }
 }
 
 /// Step 4, batch-affine: appends `S_w = Σ_j (j+1)·B_w,j` for `w in 0..slots` to `out`, where
-/// `bucket(w·half + j)` is `B_w,j` (`None` when empty).
+/// `bucket(w·half + j)` is the pool index of `B_w,j` (`None` when empty; an identity is
+/// skipped). The lanes' sums live in the pool from slot `from` on (grown as needed).
 ///
 /// Every window's buckets are cut into chunks of `len` (a power of two dividing `half`); lane
 /// (w, t) runs the running-sum trick over buckets `t·len .. (t+1)·len` of window w, highest
@@ -499,37 +506,38 @@ impl LaneRound {
 /// next `R += B` (both read the same R), so `len + 1` inversions in all. Then per
 /// window, in Jacobian coordinates, `S_w = Σ_t S_t + len·Σ_t t·R_t` (the second sum by the
 /// running-sum trick over the chunks, then log₂(len) doublings).
-fn reduce_batch_affine<'p>(
+#[allow(clippy::too_many_arguments)]
+fn reduce_batch_affine(
     slots: usize,
     half: usize,
     len: usize,
-    bucket: impl Fn(usize) -> Option<&'p AffinePoint>,
+    pool: &mut Vec<AffinePoint>,
+    from: usize,
+    bucket: impl Fn(usize) -> Option<u32>,
     buf: &mut ReduceBuf,
     out: &mut Vec<JacobianPoint>,
 ) {
     debug_assert!(len.is_power_of_two() && half % len == 0);
     let chunks = half / len;
     let lanes = slots * chunks;
-    let ReduceBuf {
-        running,
-        sum,
-        round,
-    } = buf;
-    running.clear();
-    running.resize(lanes, AffinePoint::IDENTITY);
-    sum.clear();
-    sum.resize(lanes, AffinePoint::IDENTITY);
+    // Lane l's weighted sum at `from + l`, its running sum at `from + lanes + l`.
+    let (sum0, run0) = (from, from + lanes);
+    grow(pool, from + 2 * lanes);
+    pool[from..from + 2 * lanes].fill(AffinePoint::IDENTITY);
     // Lane l = w·chunks + t covers buckets w·half + t·len + (0..len).
     // Step i adds bucket i to the running sum and the running sum of bucket i + 1 to the
     // weighted sum; the last step only the latter.
     for i in (0..len).rev() {
-        round.step(running, sum, |l| bucket(l * len + i));
+        buf.step(pool, sum0, run0, lanes, |l| bucket(l * len + i));
     }
-    round.step(running, sum, |_| None);
+    buf.step(pool, sum0, run0, lanes, |_| None);
     let doublings = len.trailing_zeros();
     for w in 0..slots {
         let lanes = w * chunks..(w + 1) * chunks;
-        let (running, sum) = (&running[lanes.clone()], &sum[lanes]);
+        let (running, sum) = (
+            &pool[run0 + lanes.start..run0 + lanes.end],
+            &pool[sum0 + lanes.start..sum0 + lanes.end],
+        );
         // Σ_t t·R_t.
         let mut run = JacobianPoint::IDENTITY;
         let mut weighted = JacobianPoint::IDENTITY;
@@ -833,6 +841,42 @@ mod tests {
             .collect()
     }
 
+    /// [`reduce_batch_affine`] on `buckets` laid out in a pool (behind a few unrelated points,
+    /// with stale points past them, as in a reused scratch); an identity bucket is handed
+    /// over as one.
+    fn reduce_buckets(
+        slots: usize,
+        half: usize,
+        len: usize,
+        buckets: &[Option<AffinePoint>],
+    ) -> Vec<JacobianPoint> {
+        let mut pool = random_terms(3, 17).0;
+        let from_buckets = pool.len();
+        pool.extend(buckets.iter().flatten());
+        let mut idx = vec![];
+        let mut at = from_buckets as u32;
+        for b in buckets {
+            idx.push(b.map(|_| {
+                at += 1;
+                at - 1
+            }));
+        }
+        let from = pool.len();
+        pool.extend(random_terms(5, 23).0);
+        let mut got = Vec::new();
+        reduce_batch_affine(
+            slots,
+            half,
+            len,
+            &mut pool,
+            from,
+            |b| idx[b],
+            &mut ReduceBuf::default(),
+            &mut got,
+        );
+        got
+    }
+
     #[test]
     fn batch_affine_reduction_matches_its_serial_twin() {
         for (c, slots) in [(2usize, 3usize), (3, 5), (4, 2), (5, 7), (6, 3), (8, 2)] {
@@ -844,8 +888,7 @@ mod tests {
                 reduce_serial(slots, half, get, &mut want);
                 let mut len = 1;
                 while len <= half {
-                    let mut got = Vec::new();
-                    reduce_batch_affine(slots, half, len, get, &mut ReduceBuf::default(), &mut got);
+                    let got = reduce_buckets(slots, half, len, &buckets);
                     assert_eq!(got.len(), slots);
                     for (w, (g, e)) in got.iter().zip(&want).enumerate() {
                         assert!(
@@ -866,14 +909,41 @@ mod tests {
         let (pts, _) = random_terms(1, 5);
         let p = pts[0];
         let buckets = [None, None, Some(p.neg()), Some(p)];
-        let get = |b: usize| buckets[b].as_ref();
         for len in [1usize, 2, 4] {
-            let mut got = Vec::new();
-            reduce_batch_affine(1, 4, len, get, &mut ReduceBuf::default(), &mut got);
+            let got = reduce_buckets(1, 4, len, &buckets);
             // S = 4·P + 3·(−P) = P.
             assert!(got[0]
                 .add_vartime(&JacobianPoint::from_affine(&p).neg())
                 .is_infinity());
+        }
+    }
+
+    #[test]
+    fn batch_affine_reduction_cancels_a_running_sum_the_weighted_sum_reads() {
+        // B_7 = Q, B_6 = P, B_5 = −(P + Q), B_4 an identity, B_3 = R: at bucket 5 the weighted
+        // sum (Q) adds the running sum (P + Q) in the same step as the running sum cancels;
+        // the addition must read P + Q, not the identity.
+        let pts = random_terms(3, 8).0;
+        let (p, q, r) = (pts[0], pts[1], pts[2]);
+        let pq = JacobianPoint::from_affine(&p)
+            .add_affine_vartime(&q)
+            .to_affine_vartime();
+        let buckets = [
+            None,
+            None,
+            None,
+            Some(r),
+            Some(AffinePoint::IDENTITY),
+            Some(pq.neg()),
+            Some(p),
+            Some(q),
+        ];
+        let get = |b: usize| buckets[b].as_ref().filter(|p| !p.infinity);
+        let mut want = Vec::new();
+        reduce_serial(1, 8, get, &mut want);
+        for len in [2usize, 4, 8] {
+            let got = reduce_buckets(1, 8, len, &buckets);
+            assert!(got[0].eq_vartime(&want[0]), "len {len}");
         }
     }
 
