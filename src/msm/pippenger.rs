@@ -77,8 +77,10 @@ pub struct Scratch {
     /// reduction's running and weighted sums. Only grows:
     /// slots past those written in the current call hold stale points and are never read.
     pool: Vec<AffinePoint>,
-    /// Per (point, window) with a non-zero digit: `(bucket, signed index)`.
+    /// Per (point, window) with a non-zero digit: `(bucket, signed index)`, window by window:
+    /// window slot w's entries are `entries[w·N..][..win_len[w]]` for N points.
     entries: Vec<(u32, u32)>,
+    win_len: Vec<u32>,
     /// Bucket start offsets into the current round's indices (len = buckets + 1).
     start: Vec<u32>,
     next_start: Vec<u32>,
@@ -274,6 +276,7 @@ fn window_sums_vartime(
         &part,
         &mut s.pool,
         &mut s.entries,
+        &mut s.win_len,
         &mut s.start,
     );
 
@@ -283,15 +286,18 @@ fn window_sums_vartime(
     }
     // Padded for the pairing's whole-group copies (see [`pair_up`]).
     s.cur.clear();
-    s.cur.resize(s.entries.len() + PAIR_PAD, 0);
+    s.cur.resize(s.start[nbuckets] as usize + PAIR_PAD, 0);
     {
-        // `next_start` doubles as the fill cursor here.
+        // `next_start` doubles as the fill cursor here. Window by window: the writes of one
+        // window land in its own stretch of `cur`, which stays in cache.
         s.next_start.clear();
         s.next_start.extend_from_slice(&s.start);
-        for &(b, idx) in &s.entries {
-            let pos = &mut s.next_start[b as usize];
-            s.cur[*pos as usize] = idx;
-            *pos += 1;
+        for (w, &len) in s.win_len.iter().enumerate() {
+            for &(b, idx) in &s.entries[w * points.len()..][..len as usize] {
+                let pos = &mut s.next_start[b as usize];
+                s.cur[*pos as usize] = idx;
+                *pos += 1;
+            }
         }
     }
 
@@ -565,8 +571,9 @@ fn reduce_batch_affine(
 
 /// Step 1 for [`window_sums_vartime`]: writes every point and its negation to `pool`
 /// (slots 2i, 2i + 1), and for every non-zero digit of a window in `wins` (and of the part's
-/// window, for its points) appends `(bucket, signed index)` to `entries` and counts it in
-/// `start[bucket + 1]`.
+/// window, for its points) writes `(bucket, signed index)` to window slot w's stretch of
+/// `entries` (`entries[w·N..][..win_len[w]]`, N points; the part's window is slot
+/// `wins.len()`) and counts it in `start[bucket + 1]`.
 ///
 /// Not inlined: as a function of its own, its slices are known not to alias.
 #[allow(clippy::too_many_arguments)]
@@ -579,15 +586,19 @@ fn recode(
     part: &Option<(usize, core::ops::Range<usize>)>,
     pool: &mut [AffinePoint],
     entries: &mut Vec<(u32, u32)>,
+    win_len: &mut Vec<u32>,
     start: &mut [u32],
 ) {
     let nwin_all = windows(c);
     let half = 1usize << (c - 1);
+    let n = points.len();
+    let slots = wins.len() + part.is_some() as usize;
     // Written by index into a vector grown to the bound (a digit per window and the part's
-    // per point), then cut to length.
-    grow(entries, points.len() * (wins.len() + 1));
-    let out = &mut entries[..];
-    let mut n = 0usize;
+    // per point).
+    grow(entries, n * slots);
+    win_len.clear();
+    win_len.resize(slots, 0);
+    let (out, len) = (&mut entries[..], &mut win_len[..]);
     let mut digits = [0i32; 129];
     for (i, (p, &k)) in points.iter().zip(scalars).enumerate() {
         pool[2 * i] = *p;
@@ -600,21 +611,21 @@ fn recode(
             if d != 0 {
                 let bucket = w * half + d.unsigned_abs() as usize - 1;
                 start[bucket + 1] += 1;
-                out[n] = (bucket as u32, (2 * i + (d < 0) as usize) as u32);
-                n += 1;
+                out[w * n + len[w] as usize] = (bucket as u32, (2 * i + (d < 0) as usize) as u32);
+                len[w] += 1;
             }
         }
         if let Some((pw, range)) = part {
             let d = digits[*pw];
             if d != 0 && range.contains(&i) {
-                let bucket = wins.len() * half + d.unsigned_abs() as usize - 1;
+                let w = wins.len();
+                let bucket = w * half + d.unsigned_abs() as usize - 1;
                 start[bucket + 1] += 1;
-                out[n] = (bucket as u32, (2 * i + (d < 0) as usize) as u32);
-                n += 1;
+                out[w * n + len[w] as usize] = (bucket as u32, (2 * i + (d < 0) as usize) as u32);
+                len[w] += 1;
             }
         }
     }
-    entries.truncate(n);
 }
 
 /// One round's pairing: the active buckets `(cur, start, act)` (the k-th is bucket `act[k]`,
