@@ -11,6 +11,7 @@
 //! 3. **Batch-affine accumulation.** Each round adds neighbouring pairs inside every bucket of
 //!    every window with *one* shared inversion ([`backend::add_affine_pairs_vartime`], Montgomery's
 //!    trick), halving every bucket; ⌈log₂(largest bucket)⌉ rounds leave one point per bucket.
+//!    A bucket down to one point (or none) retires, and later rounds walk only the others.
 //!    A pair with equal x is exceptional (the same point twice: double it; P and −P: both
 //!    vanish): the backend keeps it out of the shared inversion, where a zero denominator would
 //!    poison the whole round, and reports it ([`backend::PairScratch::equal_x`]), and it is
@@ -19,7 +20,8 @@
 //!    (`R += B_w,j; S += R` from the top bucket down), with the running sums of all windows
 //!    advancing together: every step (`S += R` for one bucket with `R += B` for the next, both
 //!    reading the same R) is one batch of affine additions sharing one inversion, the
-//!    exceptional cases routed as in step 3. Each window's buckets are cut into
+//!    exceptional cases routed as in step 3; the running and weighted sums live in the point
+//!    pool, and the additions go to the backend as index pairs. Each window's buckets are cut into
 //!    chunks ([`chunk_len`]) that run as lanes of their own, so a batch holds enough additions
 //!    to pay for its inversion; the chunks of a window are joined at the end in Jacobian
 //!    coordinates (`Σ_t S_t + len·Σ_t t·R_t`).
@@ -72,17 +74,27 @@ pub fn window_for(n: usize) -> usize {
 #[derive(Debug, Default)]
 pub struct Scratch {
     /// Every point a bucket can hold, by index: per input point the point and its negation
-    /// (index 2i, 2i + 1), then the sums of each accumulation round, appended. Only grows:
+    /// (index 2i, 2i + 1), then the sums of each accumulation round, appended, then the
+    /// reduction's running and weighted sums. Only grows:
     /// slots past those written in the current call hold stale points and are never read.
     pool: Vec<AffinePoint>,
-    /// Per (point, window) with a non-zero digit: `(bucket, signed index)`.
+    /// Per (point, window) with a non-zero digit: `(bucket, signed index)`, window by window:
+    /// window slot w's entries are `entries[w·N..][..win_len[w]]` for N points.
     entries: Vec<(u32, u32)>,
+    win_len: Vec<u32>,
     /// Bucket start offsets into the current round's indices (len = buckets + 1).
     start: Vec<u32>,
     next_start: Vec<u32>,
-    /// The current and the next round's buckets, as indices into `pool`.
+    /// The current and the next round's active buckets (those that still pair up), as
+    /// indices into `pool`; `PAIR_PAD` slots longer than the last bucket's end.
     cur: Vec<u32>,
     next: Vec<u32>,
+    /// The bucket numbers of the current and the next round's active buckets.
+    act: Vec<u32>,
+    next_act: Vec<u32>,
+    /// Per bucket, once it is down to one point: that point's index into `pool`, or
+    /// [`NO_POINT`] for an empty bucket.
+    fin: Vec<u32>,
     /// This round's additions: indices into `pool` of the two points of each pair.
     pair_idx: Vec<[u32; 2]>,
     /// A block's exceptional pairs: doublings (slot in the block, point) and cancellations
@@ -96,6 +108,14 @@ pub struct Scratch {
     /// The bucket reduction's lanes and working memory.
     reduce: ReduceBuf,
 }
+
+/// The pairing copies a bucket's pairs in whole groups of `PAIR_GROUP`, reading and writing
+/// past its end; the index vectors carry `PAIR_PAD` slots of slack for that.
+const PAIR_GROUP: usize = 4;
+const PAIR_PAD: usize = 2 * PAIR_GROUP;
+
+/// The final index of a bucket that holds no point.
+const NO_POINT: u32 = u32::MAX;
 
 /// Equality of two normalized field elements, limb by limb (the lowest limb almost always
 /// decides; an inlined compare instead of a `memcmp` call in the hot loop).
@@ -257,6 +277,7 @@ fn window_sums_vartime(
         &part,
         &mut s.pool,
         &mut s.entries,
+        &mut s.win_len,
         &mut s.start,
     );
 
@@ -264,35 +285,49 @@ fn window_sums_vartime(
     for j in 0..nbuckets {
         s.start[j + 1] += s.start[j];
     }
+    // Padded for the pairing's whole-group copies (see [`pair_up`]).
     s.cur.clear();
-    s.cur.resize(s.entries.len(), 0);
+    s.cur.resize(s.start[nbuckets] as usize + PAIR_PAD, 0);
     {
-        // `next_start` doubles as the fill cursor here.
+        // `next_start` doubles as the fill cursor here. Window by window: the writes of one
+        // window land in its own stretch of `cur`, which stays in cache.
         s.next_start.clear();
         s.next_start.extend_from_slice(&s.start);
-        for &(b, idx) in &s.entries {
-            let pos = &mut s.next_start[b as usize];
-            s.cur[*pos as usize] = idx;
-            *pos += 1;
+        for (w, &len) in s.win_len.iter().enumerate() {
+            for &(b, idx) in &s.entries[w * points.len()..][..len as usize] {
+                let pos = &mut s.next_start[b as usize];
+                s.cur[*pos as usize] = idx;
+                *pos += 1;
+            }
         }
     }
 
     // 3. Rounds of pairwise affine additions, all buckets of all windows together. A round's
-    // sums go to the pool after its last used slot; the buckets of the next round are their
-    // indices (and the index of an odd bucket's last point, which stays where it is). The
-    // pairing reads no point, and neither does anything else before the backend: it reports
-    // each block's exceptional (equal-x) pairs, which are routed after the call.
+    // sums go to the pool after its last used slot; the active buckets of the next round are
+    // their indices (and the index of an odd bucket's last point, which stays where it is).
+    // A bucket down to one point (or none) retires: its index goes to `fin`, and later rounds
+    // no longer walk it. The first round walks every bucket. The pairing reads no point, and
+    // neither does anything else before the backend: it reports each block's exceptional
+    // (equal-x) pairs, which are routed after the call.
+    s.act.clear();
+    s.act.extend(0..nbuckets as u32);
+    grow(&mut s.fin, nbuckets);
     loop {
         let base = used;
         pair_up(
             &s.cur,
             &s.start,
+            &s.act,
             base,
             &mut s.pair_idx,
             &mut s.next,
             &mut s.next_start,
+            &mut s.next_act,
+            &mut s.fin,
         );
         if s.pair_idx.is_empty() {
+            // Every bucket walked held one point or none: all have retired.
+            debug_assert!(s.next_act.is_empty());
             break;
         }
         used = base + s.pair_idx.len();
@@ -337,19 +372,31 @@ fn window_sums_vartime(
         }
         if cancelled {
             // Rare (a point and its negation in one bucket): drop the identities from the
-            // next round's buckets.
+            // next round's active buckets. A bucket that retired with a cancelled sum keeps
+            // it: the reduction skips identities.
             drop_identities(&s.pool, base, &mut s.next, &mut s.next_start);
         }
         core::mem::swap(&mut s.cur, &mut s.next);
         core::mem::swap(&mut s.start, &mut s.next_start);
+        core::mem::swap(&mut s.act, &mut s.next_act);
     }
 
     // 4. Bucket reduction, batch-affine, all windows together.
     let len = chunk_len(slots, half);
-    let (pool, cur, start) = (&s.pool, &s.cur, &s.start);
-    let bucket =
-        |b: usize| (start[b] != start[b + 1]).then(|| &pool[cur[start[b] as usize] as usize]);
-    reduce_batch_affine(slots, half, len, bucket, &mut s.reduce, out);
+    let fin = &s.fin;
+    // A bucket that cancelled to the identity is handed over as such: the reduction skips
+    // identities.
+    let bucket = |b: usize| (fin[b] != NO_POINT).then_some(fin[b]);
+    reduce_batch_affine(
+        slots,
+        half,
+        len,
+        &mut s.pool,
+        used,
+        bucket,
+        &mut s.reduce,
+        out,
+    );
 }
 
 /// The chunk length of the batch-affine bucket reduction for `slots` windows of `half`
@@ -370,100 +417,95 @@ pub fn chunk_len(slots: usize, half: usize) -> usize {
 /// Working memory of the batch-affine bucket reduction.
 #[derive(Debug, Default)]
 pub(crate) struct ReduceBuf {
-    /// Per lane (window, chunk): the running sum and the weighted sum, affine (identity =
-    /// `infinity`).
-    running: Vec<AffinePoint>,
-    sum: Vec<AffinePoint>,
-    round: LaneRound,
-}
-
-/// One step of every lane's running sums: the pairs for the shared inversion and the
-/// exceptional doublings.
-#[derive(Debug, Default)]
-struct LaneRound {
-    a: Vec<AffinePoint>,
-    b: Vec<AffinePoint>,
+    /// This step's additions: pool indices of the accumulator and the addend.
+    idx: Vec<[u32; 2]>,
     out: Vec<AffinePoint>,
-    /// Per pair: its target, `l` for `sum[l]`, `lanes + l` for `running[l]`.
-    target: Vec<u32>,
+    /// Running sums that cancel this step (pool indices), cleared after the additions that
+    /// read them.
+    cancel: Vec<u32>,
+    /// Doublings of this step: (pool index, the doubled point).
     dbl: Vec<(u32, JacobianPoint)>,
     dbl_jac: Vec<JacobianPoint>,
     dbl_aff: Vec<AffinePoint>,
     pairs: backend::PairScratch,
 }
 
-impl LaneRound {
-    /// `sum[l] += running[l]` and `running[l] += next(l)` for every lane l, with one shared
+impl ReduceBuf {
+    /// `S_l += R_l` and `R_l += next(l)` for every lane l (lane l's weighted sum at pool slot
+    /// `sum0 + l`, its running sum at `run0 + l`, `next(l)` a pool index), with one shared
     /// inversion: both read the running sum from before the step, so they are independent
-    /// (absent addends leave a lane alone). The cases the shared inversion cannot take are
-    /// routed as in the accumulation: an identity on either side is a copy, the same point
-    /// twice a doubling, P + (−P) the identity.
-    fn step<'p>(
+    /// (absent addends leave a lane alone). The additions go to the backend as index pairs
+    /// into the pool, no point copied on the way in. The cases the shared inversion cannot
+    /// take are routed as in the accumulation: an identity on either side is a copy, the same
+    /// point twice a doubling, P + (−P) the identity.
+    fn step(
         &mut self,
-        running: &mut [AffinePoint],
-        sum: &mut [AffinePoint],
-        next: impl Fn(usize) -> Option<&'p AffinePoint>,
+        pool: &mut [AffinePoint],
+        sum0: usize,
+        run0: usize,
+        lanes: usize,
+        next: impl Fn(usize) -> Option<u32>,
     ) {
-        self.a.clear();
-        self.b.clear();
-        self.target.clear();
+        self.idx.clear();
         self.dbl.clear();
-        let lanes = running.len();
-        // The sums first: they read each running sum before its own update below.
-        for (l, (s, r)) in sum.iter_mut().zip(running.iter()).enumerate() {
-            self.route(s, r, l as u32);
+        self.cancel.clear();
+        // The sums first: they read each running sum before its own update below. The
+        // running sums change only after the additions (a cancellation is deferred), since
+        // the sums' queued additions read them then.
+        for l in 0..lanes {
+            self.route(pool, sum0 + l, run0 + l);
         }
-        for (l, r) in running.iter_mut().enumerate() {
+        for l in 0..lanes {
             if let Some(q) = next(l) {
-                self.route(r, q, (lanes + l) as u32);
+                self.route(pool, run0 + l, q as usize);
             }
         }
-        let put = |t: u32, p: AffinePoint, running: &mut [AffinePoint], sum: &mut [AffinePoint]| {
-            let t = t as usize;
-            if t < lanes {
-                sum[t] = p;
-            } else {
-                running[t - lanes] = p;
-            }
-        };
-        if !self.a.is_empty() {
+        if !self.idx.is_empty() {
             self.out.clear();
-            self.out.resize(self.a.len(), AffinePoint::IDENTITY);
-            backend::add_affine_pairs_in_vartime(&self.a, &self.b, &mut self.out, &mut self.pairs);
-            for (p, &t) in self.out.iter().zip(&self.target) {
-                put(t, *p, running, sum);
+            self.out.resize(self.idx.len(), AffinePoint::IDENTITY);
+            backend::add_affine_pairs_gather_vartime(
+                pool,
+                &self.idx,
+                &mut self.out,
+                &mut self.pairs,
+            );
+            for (p, pq) in self.out.iter().zip(&self.idx) {
+                pool[pq[0] as usize] = *p;
             }
+        }
+        for &t in &self.cancel {
+            pool[t as usize] = AffinePoint::IDENTITY;
         }
         scatter_doublings(&self.dbl, &mut self.dbl_jac, &mut self.dbl_aff, |t, p| {
-            put(t, p, running, sum);
+            pool[t as usize] = p;
         });
     }
 
-    /// Routes `acc += q` (target `t`): done at once when the shared inversion cannot take it,
-    /// else queued as a pair.
-    fn route(&mut self, acc: &mut AffinePoint, q: &AffinePoint, t: u32) {
-        if q.infinity {
+    /// Routes `pool[acc] += pool[q]`: done at once when the shared inversion cannot take it
+    /// (a cancellation deferred to after the additions), else queued as an index pair.
+    fn route(&mut self, pool: &mut [AffinePoint], acc: usize, q: usize) {
+        let (a, b) = (&pool[acc], &pool[q]);
+        if b.infinity {
             return;
         }
-        if acc.infinity {
-            *acc = *q;
-        } else if same_limbs(&acc.x, &q.x) {
-            if same_limbs(&acc.y, &q.y) {
+        if a.infinity {
+            pool[acc] = pool[q];
+        } else if same_limbs(&a.x, &b.x) {
+            if same_limbs(&a.y, &b.y) {
                 self.dbl
-                    .push((t, JacobianPoint::from_affine(acc).double_vartime()));
+                    .push((acc as u32, JacobianPoint::from_affine(a).double_vartime()));
             } else {
-                *acc = AffinePoint::IDENTITY;
+                self.cancel.push(acc as u32);
             }
         } else {
-            self.a.push(*acc);
-            self.b.push(*q);
-            self.target.push(t);
+            self.idx.push([acc as u32, q as u32]);
         }
     }
 }
 
 /// Step 4, batch-affine: appends `S_w = Σ_j (j+1)·B_w,j` for `w in 0..slots` to `out`, where
-/// `bucket(w·half + j)` is `B_w,j` (`None` when empty).
+/// `bucket(w·half + j)` is the pool index of `B_w,j` (`None` when empty; an identity is
+/// skipped). The lanes' sums live in the pool from slot `from` on (grown as needed).
 ///
 /// Every window's buckets are cut into chunks of `len` (a power of two dividing `half`); lane
 /// (w, t) runs the running-sum trick over buckets `t·len .. (t+1)·len` of window w, highest
@@ -471,37 +513,38 @@ impl LaneRound {
 /// next `R += B` (both read the same R), so `len + 1` inversions in all. Then per
 /// window, in Jacobian coordinates, `S_w = Σ_t S_t + len·Σ_t t·R_t` (the second sum by the
 /// running-sum trick over the chunks, then log₂(len) doublings).
-fn reduce_batch_affine<'p>(
+#[allow(clippy::too_many_arguments)]
+fn reduce_batch_affine(
     slots: usize,
     half: usize,
     len: usize,
-    bucket: impl Fn(usize) -> Option<&'p AffinePoint>,
+    pool: &mut Vec<AffinePoint>,
+    from: usize,
+    bucket: impl Fn(usize) -> Option<u32>,
     buf: &mut ReduceBuf,
     out: &mut Vec<JacobianPoint>,
 ) {
     debug_assert!(len.is_power_of_two() && half % len == 0);
     let chunks = half / len;
     let lanes = slots * chunks;
-    let ReduceBuf {
-        running,
-        sum,
-        round,
-    } = buf;
-    running.clear();
-    running.resize(lanes, AffinePoint::IDENTITY);
-    sum.clear();
-    sum.resize(lanes, AffinePoint::IDENTITY);
+    // Lane l's weighted sum at `from + l`, its running sum at `from + lanes + l`.
+    let (sum0, run0) = (from, from + lanes);
+    grow(pool, from + 2 * lanes);
+    pool[from..from + 2 * lanes].fill(AffinePoint::IDENTITY);
     // Lane l = w·chunks + t covers buckets w·half + t·len + (0..len).
     // Step i adds bucket i to the running sum and the running sum of bucket i + 1 to the
     // weighted sum; the last step only the latter.
     for i in (0..len).rev() {
-        round.step(running, sum, |l| bucket(l * len + i));
+        buf.step(pool, sum0, run0, lanes, |l| bucket(l * len + i));
     }
-    round.step(running, sum, |_| None);
+    buf.step(pool, sum0, run0, lanes, |_| None);
     let doublings = len.trailing_zeros();
     for w in 0..slots {
         let lanes = w * chunks..(w + 1) * chunks;
-        let (running, sum) = (&running[lanes.clone()], &sum[lanes]);
+        let (running, sum) = (
+            &pool[run0 + lanes.start..run0 + lanes.end],
+            &pool[sum0 + lanes.start..sum0 + lanes.end],
+        );
         // Σ_t t·R_t.
         let mut run = JacobianPoint::IDENTITY;
         let mut weighted = JacobianPoint::IDENTITY;
@@ -529,8 +572,9 @@ fn reduce_batch_affine<'p>(
 
 /// Step 1 for [`window_sums_vartime`]: writes every point and its negation to `pool`
 /// (slots 2i, 2i + 1), and for every non-zero digit of a window in `wins` (and of the part's
-/// window, for its points) appends `(bucket, signed index)` to `entries` and counts it in
-/// `start[bucket + 1]`.
+/// window, for its points) writes `(bucket, signed index)` to window slot w's stretch of
+/// `entries` (`entries[w·N..][..win_len[w]]`, N points; the part's window is slot
+/// `wins.len()`) and counts it in `start[bucket + 1]`.
 ///
 /// Not inlined: as a function of its own, its slices are known not to alias.
 #[allow(clippy::too_many_arguments)]
@@ -543,15 +587,19 @@ fn recode(
     part: &Option<(usize, core::ops::Range<usize>)>,
     pool: &mut [AffinePoint],
     entries: &mut Vec<(u32, u32)>,
+    win_len: &mut Vec<u32>,
     start: &mut [u32],
 ) {
     let nwin_all = windows(c);
     let half = 1usize << (c - 1);
+    let n = points.len();
+    let slots = wins.len() + part.is_some() as usize;
     // Written by index into a vector grown to the bound (a digit per window and the part's
-    // per point), then cut to length.
-    grow(entries, points.len() * (wins.len() + 1));
-    let out = &mut entries[..];
-    let mut n = 0usize;
+    // per point).
+    grow(entries, n * slots);
+    win_len.clear();
+    win_len.resize(slots, 0);
+    let (out, len) = (&mut entries[..], &mut win_len[..]);
     let mut digits = [0i32; 129];
     for (i, (p, &k)) in points.iter().zip(scalars).enumerate() {
         pool[2 * i] = *p;
@@ -564,64 +612,100 @@ fn recode(
             if d != 0 {
                 let bucket = w * half + d.unsigned_abs() as usize - 1;
                 start[bucket + 1] += 1;
-                out[n] = (bucket as u32, (2 * i + (d < 0) as usize) as u32);
-                n += 1;
+                out[w * n + len[w] as usize] = (bucket as u32, (2 * i + (d < 0) as usize) as u32);
+                len[w] += 1;
             }
         }
         if let Some((pw, range)) = part {
             let d = digits[*pw];
             if d != 0 && range.contains(&i) {
-                let bucket = wins.len() * half + d.unsigned_abs() as usize - 1;
+                let w = wins.len();
+                let bucket = w * half + d.unsigned_abs() as usize - 1;
                 start[bucket + 1] += 1;
-                out[n] = (bucket as u32, (2 * i + (d < 0) as usize) as u32);
-                n += 1;
+                out[w * n + len[w] as usize] = (bucket as u32, (2 * i + (d < 0) as usize) as u32);
+                len[w] += 1;
             }
         }
     }
-    entries.truncate(n);
 }
 
-/// One round's pairing: the buckets `(cur, start)` (bucket j is `cur[start[j]..start[j + 1]]`)
-/// are cut into neighbouring pairs, listed in `pair_idx`; the next round's buckets
-/// `(next, next_start)` hold each pair's sum, at pool slot `base` + its place in `pair_idx`,
-/// and an odd bucket's last index as it stands.
+/// One round's pairing: the active buckets `(cur, start, act)` (the k-th is bucket `act[k]`,
+/// with the indices `cur[start[k]..start[k + 1]]`) are cut into neighbouring pairs, listed in
+/// `pair_idx`. Each pair's sum is at pool slot `base` + its place in `pair_idx`; an odd
+/// bucket's last index stays as it stands. A bucket left with two points or more stays active
+/// in `(next, next_start, next_act)`; one left with one point (or none) retires: `fin[bucket]`
+/// is that point's index (or [`NO_POINT`]).
+///
+/// Branch-light: the pairs are copied in whole groups of [`PAIR_GROUP`] and the odd index
+/// whether there is one or not, so `cur` must hold [`PAIR_PAD`] slots past the last bucket
+/// and `next` is left as long (its slots past the last bucket hold junk).
 ///
 /// Not inlined: as a function of its own, its slices are known not to alias.
+#[allow(clippy::too_many_arguments)]
 #[inline(never)]
 fn pair_up(
     cur: &[u32],
     start: &[u32],
+    act: &[u32],
     base: usize,
     pair_idx: &mut Vec<[u32; 2]>,
     next: &mut Vec<u32>,
     next_start: &mut Vec<u32>,
+    next_act: &mut Vec<u32>,
+    fin: &mut [u32],
 ) {
+    let total = start[act.len()] as usize;
+    assert!(cur.len() >= total + PAIR_PAD, "the pairing's slack");
     // Written by index into vectors grown to the bounds (at most half the indices pair up,
-    // every index leaves one), then cut to length: no capacity check per element.
-    grow(pair_idx, cur.len() / 2);
-    grow(next, cur.len());
-    grow(next_start, start.len());
-    let (pi, nx, ns) = (&mut pair_idx[..], &mut next[..], &mut next_start[..]);
-    let (mut np, mut nn) = (0usize, 0usize);
-    for (j, bounds) in start.windows(2).enumerate() {
-        ns[j] = nn as u32;
-        let (mut t, end) = (bounds[0] as usize, bounds[1] as usize);
-        while t + 1 < end {
-            pi[np] = [cur[t], cur[t + 1]];
-            nx[nn] = (base + np) as u32;
-            np += 1;
-            nn += 1;
-            t += 2;
+    // every index leaves at most one, plus the slack of the whole-group copies), then cut to
+    // length: no capacity check per element.
+    grow(pair_idx, total / 2 + PAIR_GROUP);
+    grow(next, total + PAIR_PAD);
+    grow(next_start, act.len() + 1);
+    grow(next_act, act.len());
+    let (pi, nx, ns, na) = (
+        &mut pair_idx[..],
+        &mut next[..],
+        &mut next_start[..],
+        &mut next_act[..],
+    );
+    let (mut np, mut nn, mut nk) = (0usize, 0usize, 0usize);
+    ns[0] = 0;
+    for (k, &b) in act.iter().enumerate() {
+        let (t, end) = (start[k] as usize, start[k + 1] as usize);
+        let pairs = (end - t) / 2;
+        // Whole groups (one for all but the largest buckets): the slots past the bucket's
+        // pairs are overwritten by the next bucket's, or lie in the slack.
+        let mut g = 0;
+        loop {
+            let src = &cur[t + 2 * g..][..2 * PAIR_GROUP];
+            let dst = &mut pi[np + g..][..PAIR_GROUP];
+            let sums = &mut nx[nn + g..][..PAIR_GROUP];
+            for q in 0..PAIR_GROUP {
+                dst[q] = [src[2 * q], src[2 * q + 1]];
+                sums[q] = (base + np + g + q) as u32;
+            }
+            g += PAIR_GROUP;
+            if g >= pairs {
+                break;
+            }
         }
-        if t < end {
-            nx[nn] = cur[t];
-            nn += 1;
-        }
+        // The odd index, copied whether there is one or not (an even bucket's slot is
+        // overwritten by the next bucket kept, or lies in the slack).
+        let left = pairs + (end - t) % 2;
+        nx[nn + pairs] = cur[t + 2 * pairs];
+        // A kept bucket's `fin` is overwritten when it retires.
+        fin[b as usize] = if left == 0 { NO_POINT } else { nx[nn] };
+        let keep = left >= 2;
+        na[nk] = b;
+        nk += keep as usize;
+        nn += if keep { left } else { 0 };
+        ns[nk] = nn as u32;
+        np += pairs;
     }
-    ns[start.len() - 1] = nn as u32;
     pair_idx.truncate(np);
-    next.truncate(nn);
-    next_start.truncate(start.len());
+    next_start.truncate(nk + 1);
+    next_act.truncate(nk);
 }
 
 /// Grows `v` to at least `n` elements (new ones default); never shrinks it.
@@ -632,8 +716,9 @@ fn grow<T: Default + Clone>(v: &mut Vec<T>, n: usize) {
 }
 
 /// Removes from the buckets `(next, next_start)` every index `≥ from` whose pool point is the
-/// identity (a pair that cancelled), keeping the order of the others.
-fn drop_identities(pool: &[AffinePoint], from: usize, next: &mut Vec<u32>, next_start: &mut [u32]) {
+/// identity (a pair that cancelled), keeping the order of the others. The slots of `next` past
+/// the last bucket's new end keep what they held.
+fn drop_identities(pool: &[AffinePoint], from: usize, next: &mut [u32], next_start: &mut [u32]) {
     let mut kept = 0usize;
     let mut begin = 0usize;
     for j in 0..next_start.len() - 1 {
@@ -651,7 +736,6 @@ fn drop_identities(pool: &[AffinePoint], from: usize, next: &mut Vec<u32>, next_
     if let Some(last) = next_start.last_mut() {
         *last = kept as u32;
     }
-    next.truncate(kept);
 }
 
 /// The doublings of a round (equal points paired with themselves, computed in Jacobian
@@ -769,6 +853,42 @@ mod tests {
             .collect()
     }
 
+    /// [`reduce_batch_affine`] on `buckets` laid out in a pool (behind a few unrelated points,
+    /// with stale points past them, as in a reused scratch); an identity bucket is handed
+    /// over as one.
+    fn reduce_buckets(
+        slots: usize,
+        half: usize,
+        len: usize,
+        buckets: &[Option<AffinePoint>],
+    ) -> Vec<JacobianPoint> {
+        let mut pool = random_terms(3, 17).0;
+        let from_buckets = pool.len();
+        pool.extend(buckets.iter().flatten());
+        let mut idx = vec![];
+        let mut at = from_buckets as u32;
+        for b in buckets {
+            idx.push(b.map(|_| {
+                at += 1;
+                at - 1
+            }));
+        }
+        let from = pool.len();
+        pool.extend(random_terms(5, 23).0);
+        let mut got = Vec::new();
+        reduce_batch_affine(
+            slots,
+            half,
+            len,
+            &mut pool,
+            from,
+            |b| idx[b],
+            &mut ReduceBuf::default(),
+            &mut got,
+        );
+        got
+    }
+
     #[test]
     fn batch_affine_reduction_matches_its_serial_twin() {
         for (c, slots) in [(2usize, 3usize), (3, 5), (4, 2), (5, 7), (6, 3), (8, 2)] {
@@ -780,8 +900,7 @@ mod tests {
                 reduce_serial(slots, half, get, &mut want);
                 let mut len = 1;
                 while len <= half {
-                    let mut got = Vec::new();
-                    reduce_batch_affine(slots, half, len, get, &mut ReduceBuf::default(), &mut got);
+                    let got = reduce_buckets(slots, half, len, &buckets);
                     assert_eq!(got.len(), slots);
                     for (w, (g, e)) in got.iter().zip(&want).enumerate() {
                         assert!(
@@ -802,14 +921,41 @@ mod tests {
         let (pts, _) = random_terms(1, 5);
         let p = pts[0];
         let buckets = [None, None, Some(p.neg()), Some(p)];
-        let get = |b: usize| buckets[b].as_ref();
         for len in [1usize, 2, 4] {
-            let mut got = Vec::new();
-            reduce_batch_affine(1, 4, len, get, &mut ReduceBuf::default(), &mut got);
+            let got = reduce_buckets(1, 4, len, &buckets);
             // S = 4·P + 3·(−P) = P.
             assert!(got[0]
                 .add_vartime(&JacobianPoint::from_affine(&p).neg())
                 .is_infinity());
+        }
+    }
+
+    #[test]
+    fn batch_affine_reduction_cancels_a_running_sum_the_weighted_sum_reads() {
+        // B_7 = Q, B_6 = P, B_5 = −(P + Q), B_4 an identity, B_3 = R: at bucket 5 the weighted
+        // sum (Q) adds the running sum (P + Q) in the same step as the running sum cancels;
+        // the addition must read P + Q, not the identity.
+        let pts = random_terms(3, 8).0;
+        let (p, q, r) = (pts[0], pts[1], pts[2]);
+        let pq = JacobianPoint::from_affine(&p)
+            .add_affine_vartime(&q)
+            .to_affine_vartime();
+        let buckets = [
+            None,
+            None,
+            None,
+            Some(r),
+            Some(AffinePoint::IDENTITY),
+            Some(pq.neg()),
+            Some(p),
+            Some(q),
+        ];
+        let get = |b: usize| buckets[b].as_ref().filter(|p| !p.infinity);
+        let mut want = Vec::new();
+        reduce_serial(1, 8, get, &mut want);
+        for len in [2usize, 4, 8] {
+            let got = reduce_buckets(1, 8, len, &buckets);
+            assert!(got[0].eq_vartime(&want[0]), "len {len}");
         }
     }
 
@@ -869,6 +1015,149 @@ mod tests {
         );
     }
 
+    /// The model of [`pair_up`]: per active bucket, its pairs, then either the bucket it
+    /// leaves (two indices or more) or its retirement (one index, or none).
+    #[test]
+    fn pair_up_keeps_and_retires_buckets_like_its_model() {
+        let mut st = 0x9e37_79b9u64;
+        let mut rnd = |m: u64| {
+            st ^= st << 13;
+            st ^= st >> 7;
+            st ^= st << 17;
+            st % m
+        };
+        for case in 0..200 {
+            // Sizes around the group boundaries, empty and single buckets next to kept ones,
+            // and now and then one huge bucket; the bucket numbers out of order.
+            let nb = 1 + rnd(12) as usize;
+            let mut sizes: Vec<usize> = (0..nb)
+                .map(|_| match rnd(6) {
+                    0 => 0,
+                    1 => 1,
+                    2 => 2 + rnd(3) as usize,
+                    3 => 7 + rnd(4) as usize,
+                    4 => 15 + rnd(5) as usize,
+                    _ => rnd(6) as usize,
+                })
+                .collect();
+            if case % 17 == 0 {
+                sizes[nb / 2] = 100 + case;
+            }
+            let act: Vec<u32> = (0..nb as u32).map(|k| (k * 7 + 3) % 97).collect();
+            let mut start = vec![0u32];
+            for sz in &sizes {
+                start.push(start.last().unwrap() + *sz as u32);
+            }
+            let total = *start.last().unwrap() as usize;
+            // Distinct indices, then junk in the slack.
+            let mut cur: Vec<u32> = (0..total as u32).map(|i| 1000 + 3 * i).collect();
+            cur.extend((0..PAIR_PAD).map(|_| 0xdead));
+            let base = 500_000;
+            let (mut pi, mut nx, mut ns, mut na) = (vec![], vec![7; 3], vec![], vec![]);
+            let mut fin = vec![12345u32; 97];
+            pair_up(
+                &cur, &start, &act, base, &mut pi, &mut nx, &mut ns, &mut na, &mut fin,
+            );
+            let (mut want_pi, mut want_nx, mut want_ns, mut want_na) =
+                (vec![], Vec::<u32>::new(), vec![0u32], vec![]);
+            let mut want_fin = vec![12345u32; 97];
+            for (k, &b) in act.iter().enumerate() {
+                let idx = &cur[start[k] as usize..start[k + 1] as usize];
+                let mut left = vec![];
+                for pq in idx.chunks(2) {
+                    if let [p, q] = *pq {
+                        left.push((base + want_pi.len()) as u32);
+                        want_pi.push([p, q]);
+                    } else {
+                        left.push(pq[0]);
+                    }
+                }
+                if left.len() >= 2 {
+                    want_na.push(b);
+                    want_nx.extend(&left);
+                    want_ns.push(want_nx.len() as u32);
+                } else {
+                    want_fin[b as usize] = left.first().copied().unwrap_or(NO_POINT);
+                }
+            }
+            assert_eq!(pi, want_pi, "case {case}");
+            assert_eq!(ns, want_ns, "case {case}");
+            assert_eq!(na, want_na, "case {case}");
+            let end = *ns.last().unwrap() as usize;
+            assert_eq!(nx[..end], want_nx[..], "case {case}");
+            assert!(nx.len() >= end + PAIR_PAD, "case {case}: the slack");
+            for b in 0..97 {
+                // A kept bucket's `fin` is not read before it retires.
+                if !na.contains(&(b as u32)) {
+                    assert_eq!(fin[b], want_fin[b], "case {case} bucket {b}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn buckets_retiring_in_every_round_match_naive() {
+        // c = 4, digits 1..=8 only in window 0 (or shifted into window 1): bucket d − 1 of
+        // that window holds exactly the points given for d. Buckets retire in rounds 1 to 6
+        // (one huge bucket), next to empty and single ones; some cancel on the way.
+        let c = 4;
+        let fresh = random_terms(120, 31337).0;
+        let mut fresh = fresh.into_iter();
+        let mut take = |n: usize| -> Vec<AffinePoint> { (&mut fresh).take(n).collect() };
+        let [p, q, x] = [take(1)[0], take(1)[0], take(1)[0]];
+        // y with x + y = −(p + q): the bucket [p, q, x, y] cancels in round 2.
+        let pq = JacobianPoint::from_affine(&p).add_affine_vartime(&q);
+        let y = pq.add_affine_vartime(&x).neg().to_affine_vartime();
+        let layouts: Vec<Vec<(u128, Vec<AffinePoint>)>> = vec![
+            // All buckets of one point: no round at all.
+            (1..=8).map(|d| (d, take(1))).collect(),
+            vec![
+                (1, take(1)),
+                (2, take(2)),
+                (3, take(3)),
+                (5, take(5)),
+                (6, take(9)),
+                (7, take(40)),
+                (8, take(4)),
+            ],
+            vec![
+                // P + (−P) alone: retires at once with the identity.
+                (1, vec![p, p.neg()]),
+                // Both pairs cancel: kept with two identities, then empty.
+                (2, vec![p, p.neg(), q, q.neg()]),
+                // Cancels down to a single point.
+                (3, vec![p, p.neg(), q, q.neg(), x]),
+                // Cancels in round 2.
+                (4, vec![p, q, x, y]),
+                // One cancelled pair among others.
+                (5, vec![q, q.neg(), p, x, y]),
+                (6, vec![x, x, x]),
+                (8, vec![p]),
+            ],
+        ];
+        for layout in &layouts {
+            for shift in [0u32, 4] {
+                let mut pts = vec![];
+                let mut ks = vec![];
+                for (d, ps) in layout {
+                    for pt in ps {
+                        pts.push(*pt);
+                        ks.push(d << shift);
+                    }
+                }
+                let got = msm_vartime(&pts, &ks, c, &mut Scratch::default());
+                assert!(
+                    got.add_vartime(&naive(&pts, &ks).neg()).is_infinity(),
+                    "shift {shift} layout {:?}",
+                    layout
+                        .iter()
+                        .map(|(d, ps)| (d, ps.len()))
+                        .collect::<Vec<_>>()
+                );
+            }
+        }
+    }
+
     #[test]
     fn drop_identities_keeps_order_and_bucket_bounds() {
         let p = random_terms(1, 5).0[0];
@@ -880,7 +1169,7 @@ mod tests {
         let mut next = vec![5, 1, 6, 7, 4, 6];
         let mut start = vec![0, 2, 2, 4, 6];
         drop_identities(&pool, 4, &mut next, &mut start);
-        assert_eq!(next, vec![1, 7, 4]);
+        assert_eq!(next[..3], [1, 7, 4]);
         assert_eq!(start, vec![0, 1, 1, 2, 3]);
     }
 
