@@ -275,8 +275,8 @@ impl Backend {
     ///
     /// # Panics
     ///
-    /// If `pairs` and `out` differ in length or an index is out of range for `src` (checked
-    /// before any work).
+    /// If `pairs` and `out` differ in length (checked before any work) or an index is out of
+    /// range for `src` (checked before that pair is read; `out` may be partly written).
     ///
     /// # Variable time
     ///
@@ -295,13 +295,9 @@ impl Backend {
             pairs.len(),
             out.len()
         );
-        let top = pairs.iter().flatten().max().map_or(0, |&i| i as usize + 1);
-        assert!(
-            top <= src.len(),
-            "add_affine_pairs_gather_vartime: index {} of {} points",
-            top - 1,
-            src.len()
-        );
+        // An index out of range panics in the arm, before it reads that pair (the IFMA gathers
+        // check each vector's indices first; the portable arm indexes the slice): no scan of
+        // all the pairs up front.
         match self {
             #[cfg(nostr_verify_ifma)]
             Backend::Ifma => match ifma_cpu() {
@@ -484,7 +480,8 @@ pub fn add_affine_pairs_in_vartime(
 ///
 /// # Panics
 ///
-/// If `pairs` and `out` differ in length or an index is out of range for `src`.
+/// If `pairs` and `out` differ in length, or an index is out of range for `src` (`out` may
+/// then be partly written).
 ///
 /// # Variable time
 ///

@@ -426,14 +426,24 @@ fn add_length_mismatch_panics() {
 }
 
 #[test]
-#[should_panic(expected = "add_affine_pairs_gather_vartime")]
 fn add_affine_pairs_gather_rejects_an_index_out_of_range() {
-    let a = [AffinePoint::GENERATOR; 2];
-    let mut out = [AffinePoint::IDENTITY; 1];
-    backend::add_affine_pairs_gather_vartime(
-        &a,
-        &[[0, 2]],
-        &mut out,
-        &mut backend::PairScratch::default(),
-    );
+    // On every arm, an index one past the end in the first pair, in a later vector, and in the
+    // last pair of a short tail.
+    let mut rng = StdRng::seed_from_u64(0xB7);
+    let src = random_points(&mut rng, 21);
+    for arm in arms() {
+        for bad in [0usize, 13, 19] {
+            let mut pairs: Vec<[u32; 2]> = (0..20).map(|i| [i as u32, (i + 1) as u32]).collect();
+            pairs[bad][bad % 2] = src.len() as u32;
+            let mut out = vec![AffinePoint::IDENTITY; pairs.len()];
+            let mut scratch = backend::PairScratch::default();
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                arm.add_affine_pairs_gather_vartime(&src, &pairs, &mut out, &mut scratch)
+            }));
+            assert!(
+                r.is_err(),
+                "{arm:?}: index out of range in pair {bad} accepted"
+            );
+        }
+    }
 }
