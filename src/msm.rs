@@ -28,7 +28,7 @@ pub const STRAUSS_WINDOW: usize = 4;
 
 /// Point counts where the algorithm or the window width changes (for tests that must cross
 /// every switch): [`STRAUSS_MAX`] and every bound of [`pippenger::WINDOWS`].
-pub const SWITCH_POINTS: &[usize] = &[STRAUSS_MAX, 40, 120, 256, 600, 900, 1400, 2600, 8000];
+pub const SWITCH_POINTS: &[usize] = &[STRAUSS_MAX, 40, 80, 256, 600, 900, 1400, 2600, 8000];
 
 /// Reusable buffers for [`msm_vartime`].
 #[derive(Debug, Default)]

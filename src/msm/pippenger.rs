@@ -43,7 +43,7 @@ use crate::backend;
 /// `docs/benchmarks.md#msm-sweep-and-window-choice`: `(max N, c)`.
 pub const WINDOWS: &[(usize, usize)] = &[
     (40, 3),
-    (120, 4),
+    (80, 4),
     (256, 5),
     (600, 6),
     (900, 7),
