@@ -163,12 +163,16 @@ impl FieldElement {
     /// `FieldElement`, for code that reads many elements with vector gathers. Taken from the
     /// actual layout (`offset_of!`), so it holds for the debug build's checked wrapper too.
     #[cfg(not(debug_assertions))]
+    // Read only by the IFMA arm's gathers.
+    #[cfg_attr(not(nostr_verify_ifma), allow(dead_code))]
     pub(crate) const LIMBS_OFFSET: usize =
         core::mem::offset_of!(Self, 0) + core::mem::offset_of!(FieldElement5x52, 0);
     /// Byte offset of the five `u64` limbs ([`FieldElement::raw_limbs`]) inside a
     /// `FieldElement`, for code that reads many elements with vector gathers. Taken from the
     /// actual layout (`offset_of!`), so it holds for the debug build's checked wrapper too.
     #[cfg(debug_assertions)]
+    // Read only by the IFMA arm's gathers.
+    #[cfg_attr(not(nostr_verify_ifma), allow(dead_code))]
     pub(crate) const LIMBS_OFFSET: usize = core::mem::offset_of!(Self, 0)
         + checked::FieldElementChecked::INNER_OFFSET
         + core::mem::offset_of!(FieldElement5x52, 0);

@@ -22,6 +22,7 @@ pub(crate) struct FieldElementChecked {
 
 impl FieldElementChecked {
     /// Byte offset of the limbs inside this type (see `FieldElement::LIMBS_OFFSET`).
+    #[cfg_attr(not(nostr_verify_ifma), allow(dead_code))]
     pub(crate) const INNER_OFFSET: usize = core::mem::offset_of!(Self, inner);
     pub(crate) const ZERO: Self = Self::new_const(FieldElement5x52::ZERO, 0, true);
     pub(crate) const ONE: Self = Self::new_const(FieldElement5x52::ONE, 1, true);
