@@ -190,14 +190,12 @@ impl Backend {
             ys.len(),
             ok.len()
         );
-        match self {
+        match self.arm() {
             #[cfg(nostr_verify_ifma)]
-            Backend::Ifma => match ifma_cpu() {
-                Some(cpu) => ifma::lift_x_many_vartime(cpu, xs, ys, ok),
-                None => portable_lift(xs, ys, ok),
-            },
-            Backend::PortableBaseline => portable::lift_x_many_vartime(xs, ys, ok),
-            _ => portable_lift(xs, ys, ok),
+            Arm::Ifma(cpu) => ifma::lift_x_many_vartime(cpu, xs, ys, ok),
+            #[cfg(target_arch = "x86_64")]
+            Arm::Bmi2(cpu) => bmi2::lift_x_many_vartime(cpu, xs, ys, ok),
+            Arm::Baseline => portable::lift_x_many_vartime(xs, ys, ok),
         }
     }
 
@@ -244,29 +242,19 @@ impl Backend {
             b.len(),
             out.len()
         );
-        match self {
+        let equal_x = &mut scratch.equal_x;
+        match self.arm() {
             #[cfg(nostr_verify_ifma)]
-            Backend::Ifma => match ifma_cpu() {
-                Some(cpu) => ifma::add_affine_pairs_vartime(
-                    cpu,
-                    a,
-                    b,
-                    out,
-                    &mut scratch.ifma,
-                    &mut scratch.equal_x,
-                ),
-                None => portable_add(a, b, out, &mut scratch.portable, &mut scratch.equal_x),
-            },
-            Backend::PortableBaseline => {
-                portable::add_affine_pairs_vartime(
-                    a,
-                    b,
-                    out,
-                    &mut scratch.portable,
-                    &mut scratch.equal_x,
-                );
+            Arm::Ifma(cpu) => {
+                ifma::add_affine_pairs_vartime(cpu, a, b, out, &mut scratch.ifma, equal_x);
             }
-            _ => portable_add(a, b, out, &mut scratch.portable, &mut scratch.equal_x),
+            #[cfg(target_arch = "x86_64")]
+            Arm::Bmi2(cpu) => {
+                bmi2::add_affine_pairs_vartime(cpu, a, b, out, &mut scratch.portable, equal_x);
+            }
+            Arm::Baseline => {
+                portable::add_affine_pairs_vartime(a, b, out, &mut scratch.portable, equal_x);
+            }
         }
     }
 
@@ -298,37 +286,54 @@ impl Backend {
         // An index out of range panics in the arm, before it reads that pair (the IFMA gathers
         // check each vector's indices first; the portable arm indexes the slice): no scan of
         // all the pairs up front.
-        match self {
+        let equal_x = &mut scratch.equal_x;
+        match self.arm() {
             #[cfg(nostr_verify_ifma)]
-            Backend::Ifma => match ifma_cpu() {
-                Some(cpu) => ifma::add_affine_pairs_gather_vartime(
-                    cpu,
-                    src,
-                    pairs,
-                    out,
-                    &mut scratch.ifma,
-                    &mut scratch.equal_x,
-                ),
-                None => portable_add_gather(
-                    src,
-                    pairs,
-                    out,
-                    &mut scratch.portable,
-                    &mut scratch.equal_x,
-                ),
-            },
-            Backend::PortableBaseline => {
-                portable::add_affine_pairs_gather_vartime(
-                    src,
-                    pairs,
-                    out,
-                    &mut scratch.portable,
-                    &mut scratch.equal_x,
-                );
+            Arm::Ifma(cpu) => {
+                let buf = &mut scratch.ifma;
+                ifma::add_affine_pairs_gather_vartime(cpu, src, pairs, out, buf, equal_x);
             }
-            _ => portable_add_gather(src, pairs, out, &mut scratch.portable, &mut scratch.equal_x),
+            #[cfg(target_arch = "x86_64")]
+            Arm::Bmi2(cpu) => {
+                let buf = &mut scratch.portable;
+                bmi2::add_affine_pairs_gather_vartime(cpu, src, pairs, out, buf, equal_x);
+            }
+            Arm::Baseline => {
+                let buf = &mut scratch.portable;
+                portable::add_affine_pairs_gather_vartime(src, pairs, out, buf, equal_x);
+            }
         }
     }
+
+    /// The code that runs for this backend here: its own arm when the CPU has it, else the
+    /// portable arm (its BMI2/ADX build unless [`Backend::PortableBaseline`] was asked for,
+    /// or the CPU lacks BMI2/ADX).
+    fn arm(self) -> Arm {
+        #[cfg(nostr_verify_ifma)]
+        if self == Backend::Ifma {
+            if let Some(cpu) = ifma_cpu() {
+                return Arm::Ifma(cpu);
+            }
+        }
+        #[cfg(target_arch = "x86_64")]
+        if self != Backend::PortableBaseline {
+            if let Some(cpu) = bmi2_cpu() {
+                return Arm::Bmi2(cpu);
+            }
+        }
+        Arm::Baseline
+    }
+}
+
+/// A [`Backend`] resolved against this build and this CPU ([`Backend::arm`]), holding the
+/// detection token its code needs.
+#[derive(Clone, Copy, Debug)]
+enum Arm {
+    #[cfg(nostr_verify_ifma)]
+    Ifma(ifma::Detected),
+    #[cfg(target_arch = "x86_64")]
+    Bmi2(bmi2::Detected),
+    Baseline,
 }
 
 /// Whether [`Backend::Portable`] runs its BMI2/ADX build on this machine (an x86-64 CPU with
@@ -343,47 +348,6 @@ pub fn portable_uses_bmi2() -> bool {
     {
         false
     }
-}
-
-/// The portable arm's lift: the BMI2/ADX build where the CPU has it, else the baseline.
-fn portable_lift(xs: &[FieldElement], ys: &mut [FieldElement], ok: &mut [bool]) {
-    #[cfg(target_arch = "x86_64")]
-    if let Some(cpu) = bmi2_cpu() {
-        return bmi2::lift_x_many_vartime(cpu, xs, ys, ok);
-    }
-    portable::lift_x_many_vartime(xs, ys, ok);
-}
-
-/// The portable arm's pair additions: the BMI2/ADX build where the CPU has it, else the
-/// baseline.
-fn portable_add(
-    a: &[AffinePoint],
-    b: &[AffinePoint],
-    out: &mut [AffinePoint],
-    buf: &mut portable::PairBuf,
-    equal_x: &mut Vec<u32>,
-) {
-    #[cfg(target_arch = "x86_64")]
-    if let Some(cpu) = bmi2_cpu() {
-        return bmi2::add_affine_pairs_vartime(cpu, a, b, out, buf, equal_x);
-    }
-    portable::add_affine_pairs_vartime(a, b, out, buf, equal_x);
-}
-
-/// The portable arm's gathering pair additions: the BMI2/ADX build where the CPU has it,
-/// else the baseline.
-fn portable_add_gather(
-    src: &[AffinePoint],
-    pairs: &[[u32; 2]],
-    out: &mut [AffinePoint],
-    buf: &mut portable::PairBuf,
-    equal_x: &mut Vec<u32>,
-) {
-    #[cfg(target_arch = "x86_64")]
-    if let Some(cpu) = bmi2_cpu() {
-        return bmi2::add_affine_pairs_gather_vartime(cpu, src, pairs, out, buf, equal_x);
-    }
-    portable::add_affine_pairs_gather_vartime(src, pairs, out, buf, equal_x);
 }
 
 /// Working memory of [`add_affine_pairs_in_vartime`], kept by the caller between calls.
