@@ -300,7 +300,7 @@ impl Backend {
             }
             Arm::Baseline => {
                 let buf = &mut scratch.portable;
-                portable::add_affine_pairs_gather_vartime(src, pairs, out, buf, equal_x);
+                portable::add_affine_pairs_gather_vartime(src, pairs, out, buf, equal_x, |_| {});
             }
         }
     }

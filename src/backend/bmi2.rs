@@ -59,7 +59,21 @@ fn add_gather(
     buf: &mut PairBuf,
     equal_x: &mut Vec<u32>,
 ) {
-    portable::add_affine_pairs_gather_vartime(src, pairs, out, buf, equal_x);
+    portable::add_affine_pairs_gather_vartime(src, pairs, out, buf, equal_x, prefetch);
+}
+
+/// Asks the CPU to start loading `p`'s cache lines (a hint: no effect on any value).
+#[inline(always)]
+fn prefetch(p: &AffinePoint) {
+    use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+    let ptr = (p as *const AffinePoint).cast::<i8>();
+    // SAFETY: a prefetch is a hint that never faults and changes no value; SSE is part of
+    // the x86-64 baseline. The second address is inside `p` (its last bytes).
+    #[allow(unused_unsafe)]
+    unsafe {
+        _mm_prefetch::<_MM_HINT_T0>(ptr);
+        _mm_prefetch::<_MM_HINT_T0>(ptr.wrapping_add(core::mem::size_of::<AffinePoint>() - 1));
+    }
 }
 
 /// [`crate::backend::lift_x_many_vartime`] on the portable arm's BMI2/ADX build (same
@@ -91,7 +105,7 @@ pub(crate) fn add_affine_pairs_vartime(
 }
 
 /// [`crate::backend::add_affine_pairs_gather_vartime`] on the portable arm's BMI2/ADX build
-/// (same contract; lengths and indices already checked).
+/// (same contract; lengths already checked, each index when its pair is read).
 pub(crate) fn add_affine_pairs_gather_vartime(
     _cpu: Detected,
     src: &[AffinePoint],

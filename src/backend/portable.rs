@@ -64,8 +64,8 @@ pub(crate) fn lift_x_many(xs: &[FieldElement], ys: &mut [FieldElement], ok: &mut
 /// The portable arm's part of [`crate::backend::PairScratch`].
 #[derive(Debug, Default)]
 pub(crate) struct PairBuf {
-    /// Δx of every pair, then its inverse.
-    inv: Vec<F>,
+    /// Δx of every pair (the word pattern 0 where it is 0 mod p).
+    dx: Vec<F>,
     /// Prefix products of the nonzero Δx (Montgomery's trick), one per pair.
     prefix: Vec<F>,
     /// What the second pass needs of every pair, converted once in the first.
@@ -93,11 +93,13 @@ pub(crate) fn add_affine_pairs_vartime(
     buf: &mut PairBuf,
     equal_x: &mut Vec<u32>,
 ) {
-    add_pairs(|i| (&a[i], &b[i]), out, buf, equal_x);
+    add_pairs(|i| (&a[i], &b[i]), |_| {}, out, buf, equal_x);
 }
 
-/// See [`crate::backend::add_affine_pairs_gather_vartime`]; lengths and indices already
-/// checked. Inlined into each build.
+/// See [`crate::backend::add_affine_pairs_gather_vartime`]; lengths already checked, an index
+/// when its pair is read. Inlined into each build. `prefetch` is handed the points of the
+/// pair [`PREFETCH_AHEAD`] places on while the current one is read (the BMI2/ADX build asks
+/// the cache for them; the baseline build passes a no-op, having no `unsafe` to do it with).
 #[inline(always)]
 pub(crate) fn add_affine_pairs_gather_vartime(
     src: &[AffinePoint],
@@ -105,41 +107,86 @@ pub(crate) fn add_affine_pairs_gather_vartime(
     out: &mut [AffinePoint],
     buf: &mut PairBuf,
     equal_x: &mut Vec<u32>,
+    prefetch: impl Fn(&AffinePoint),
 ) {
     add_pairs(
         |i| (&src[pairs[i][0] as usize], &src[pairs[i][1] as usize]),
+        |i| {
+            if let Some(&[a, b]) = pairs.get(i) {
+                if let (Some(a), Some(b)) = (src.get(a as usize), src.get(b as usize)) {
+                    prefetch(a);
+                    prefetch(b);
+                }
+            }
+        },
         out,
         buf,
         equal_x,
     );
 }
 
+/// How many pairs ahead of the one being read [`add_pairs`] asks for a pair's points, where the
+/// build can prefetch (the BMI2/ADX build): the gathered points of a Pippenger round are
+/// scattered over a pool of megabytes, and each read otherwise waits on the cache miss.
+/// 2 to 25 measured within noise of each other; `docs/benchmarks.md`, "Pair additions:
+/// fused passes and prefetch".
+const PREFETCH_AHEAD: usize = 8;
+
 /// `out[i] = p + q` for `(p, q) = get(i)`, `i in 0..out.len()`; `equal_x` is set to the
-/// indices of the pairs whose Δx ≡ 0 (their inverse is left the word pattern 0).
+/// indices, ascending, of the pairs whose Δx ≡ 0 (they get λ = 0: x₃ = −x₁ − x₂, y₃ = −y₁,
+/// and the other pairs are unaffected). `prefetch(i)` is called before pair i is read, with
+/// the index of a later pair to fetch (possibly past the end: then it does nothing).
 ///
 /// Computed in [`crate::arithmetic::field::FieldElement4x64`]: λ = Δy/Δx with one inversion
-/// for all pairs, x₃ = λ² − (x₁ + x₂), y₃ = λ·(x₁ − x₃) − y₁. Each input coordinate is
-/// converted once, in the first pass, which keeps x₁, y₁, Δy and x₁ + x₂ for the second.
+/// for all pairs (Montgomery's trick), x₃ = λ² − (x₁ + x₂), y₃ = λ·(x₁ − x₃) − y₁. Two
+/// passes:
+///
+/// 1. Forward: each input coordinate is converted once; Δx is tested for zero (rewritten as
+///    the word pattern 0 if it is 0 mod p, and left out of the product) and multiplied into
+///    the running product, whose value after each pair is kept (`prefix`) with Δx, x₁, y₁,
+///    Δy and x₁ + x₂.
+/// 2. Backward, after the one inversion of the whole product ([`F::invert_vartime`],
+///    safegcd): each pair's inverse `1/Δx = inv·prefix[i − 1]` is used at once for its sum,
+///    then `inv ← inv·Δx` moves past it. Nothing is written back between the inversion and
+///    the sums (measured against a separate third pass in `docs/benchmarks.md`).
+///
+/// A nonzero Δx is never the word pattern 0 (only p is the other pattern of 0), so the
+/// backward pass recognises the pairs left out by that pattern.
 #[inline(always)]
 fn add_pairs<'p>(
     get: impl Fn(usize) -> (&'p AffinePoint, &'p AffinePoint),
+    prefetch: impl Fn(usize),
     out: &mut [AffinePoint],
     buf: &mut PairBuf,
     equal_x: &mut Vec<u32>,
 ) {
-    let PairBuf { inv, prefix, pairs } = buf;
+    let PairBuf { dx, prefix, pairs } = buf;
+    let n = out.len();
     equal_x.clear();
-    inv.clear();
+    dx.clear();
+    prefix.clear();
     pairs.clear();
-    inv.reserve(out.len());
-    pairs.reserve(out.len());
-    // A plain loop rather than `extend`, which the compiler kept out of line (and so out of
+    dx.reserve(n);
+    prefix.reserve(n);
+    pairs.reserve(n);
+    let mut acc = F::ONE;
+    let mut any = false;
+    // Plain loops rather than `extend`, which the compiler kept out of line (and so out of
     // the BMI2 build).
-    for i in 0..out.len() {
+    for i in 0..n {
+        prefetch(i + PREFETCH_AHEAD);
         let (p, q) = get(i);
         let (x1, x2) = (F::from_fe(&p.x), F::from_fe(&q.x));
         let (y1, y2) = (F::from_fe(&p.y), F::from_fe(&q.y));
-        inv.push(x2.sub(&x1));
+        let mut d = x2.sub(&x1);
+        if d.is_zero() {
+            d = F::ZERO;
+        } else {
+            acc = acc.mul(&d);
+            any = true;
+        }
+        prefix.push(acc);
+        dx.push(d);
         pairs.push(PairIn {
             x1,
             y1,
@@ -147,60 +194,30 @@ fn add_pairs<'p>(
             sx: x1.add(&x2),
         });
     }
-    batch_invert(inv, prefix);
-    // A zero Δx was left 0, so that pair gets λ = 0 (x₃ = −x₁ − x₂, y₃ = −y₁) and the others
-    // are unaffected.
-    for (k, ((inv, pair), o)) in inv.iter().zip(pairs.iter()).zip(out.iter_mut()).enumerate() {
-        // The inverse of a nonzero element is never the word pattern 0.
-        if inv.0 == [0; 4] {
-            equal_x.push(k as u32);
-        }
-        let l = pair.dy.mul(inv);
+    // With no nonzero Δx the inverse is never used.
+    let mut inv = if any { acc.invert_vartime() } else { F::ZERO };
+    for i in (0..n).rev() {
+        let d = &dx[i];
+        let pair = &pairs[i];
+        // inv = 1/prefix[i] here; prefix[i − 1] is the product of the nonzero Δx before
+        // pair i (1 if there are none).
+        let this_inv = if d.is_zero_pattern() {
+            equal_x.push(i as u32);
+            F::ZERO
+        } else {
+            let t = if i == 0 { inv } else { inv.mul(&prefix[i - 1]) };
+            inv = inv.mul(d);
+            t
+        };
+        let l = pair.dy.mul(&this_inv);
         let x3 = l.square().sub(&pair.sx);
         let y3 = l.mul(&pair.x1.sub(&x3)).sub(&pair.y1);
-        *o = AffinePoint {
+        out[i] = AffinePoint {
             x: x3.to_fe(),
             y: y3.to_fe(),
             infinity: false,
         };
     }
-}
-
-/// Inverts every element of `elems` in place with one inversion (Montgomery's trick);
-/// elements that are 0 mod p become the word pattern 0. The one inversion is
-/// [`F::invert_vartime`] (safegcd) on the product.
-///
-/// Zero is tested once per element, in the forward pass, which rewrites it as the word
-/// pattern 0; the backward pass recognises that pattern (a nonzero element is never the
-/// pattern 0, only p is the other zero pattern). `prefix[i]` is the product of the nonzero
-/// elements among `elems[..=i]`.
-#[inline(always)]
-fn batch_invert(elems: &mut [F], prefix: &mut Vec<F>) {
-    prefix.clear();
-    let mut acc = F::ONE;
-    let mut any = false;
-    for e in elems.iter_mut() {
-        if e.is_zero() {
-            *e = F::ZERO;
-        } else {
-            acc = acc.mul(e);
-            any = true;
-        }
-        prefix.push(acc);
-    }
-    if !any {
-        return;
-    }
-    // acc is a product of nonzero elements, so nonzero (p is prime).
-    let mut inv = acc.invert_vartime();
-    for (i, e) in elems.iter_mut().enumerate().rev() {
-        if e.0 == [0; 4] {
-            continue;
-        }
-        // inv = 1 / prefix[i]; prefix[i − 1] is the product of the nonzero elements before
-        // this one (1 if there are none).
-        let this_inv = if i == 0 { inv } else { inv.mul(&prefix[i - 1]) };
-        inv = inv.mul(e);
-        *e = this_inv;
-    }
+    // Found from the last pair down.
+    equal_x.reverse();
 }

@@ -219,7 +219,17 @@ impl FieldElement4x64 {
     /// Whether the value is 0 mod p (the word patterns 0 and p).
     #[inline(always)]
     pub fn is_zero(&self) -> bool {
-        self.0 == [0; 4] || self.0 == P
+        let w = &self.0;
+        // Word by word rather than `==` on the arrays, which compiles to a vector load of
+        // words just written as scalars: a store-to-load forwarding stall on every call.
+        self.is_zero_pattern() || (w[0] == P[0] && (w[1] & w[2] & w[3]) == !0)
+    }
+
+    /// Whether the words are all 0 (the canonical zero; p is the other pattern of 0 mod p).
+    #[inline(always)]
+    pub fn is_zero_pattern(&self) -> bool {
+        let w = &self.0;
+        (w[0] | w[1] | w[2] | w[3]) == 0
     }
 
     /// Whether the canonical value is odd.
@@ -466,6 +476,17 @@ mod tests {
             [1 << 63, 1 << 63, 1 << 63, 1 << 63],
         ];
         v.push([!0 - 2 * R, !0, !0, !0]);
+        // One word away from the patterns of zero ([`FieldElement4x64::is_zero`] tests them
+        // word by word).
+        v.extend([
+            [P[0], !0, !0 - 1, !0],
+            [P[0], 0, !0, !0],
+            [P[0], !0, !0, !0 >> 1],
+            [P[0], !0 - (1 << 40), !0, !0],
+            [0, 0, 0, 1],
+            [0, 0, 1, 0],
+            [0, 1 << 63, 0, 0],
+        ]);
         v.into_iter().map(FieldElement4x64).collect()
     }
 
@@ -511,6 +532,7 @@ mod tests {
             assert!(big(&r.0) < p, "reduce {a:?}");
             assert_eq!(big(&r.0), x);
             assert_eq!(a.is_zero(), x == BigUint::from(0u8));
+            assert_eq!(a.is_zero_pattern(), a.0 == [0; 4], "{a:?}");
             let inv = a.invert_vartime();
             let want_inv = if a.is_zero() {
                 BigUint::from(0u8)
