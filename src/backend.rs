@@ -38,7 +38,7 @@ mod bmi2;
 mod ifma;
 mod portable;
 
-use crate::arithmetic::field::FieldElement;
+use crate::arithmetic::field::{FieldElement, FieldElement4x64};
 use crate::arithmetic::group::AffinePoint;
 use std::sync::atomic::{AtomicU8, Ordering};
 #[cfg(nostr_verify_ifma)]
@@ -305,6 +305,64 @@ impl Backend {
         }
     }
 
+    /// [`Backend::add_affine_pairs_gather_vartime`] on points in 4×64-bit words: the
+    /// portable arm's kernel, with no conversion between 5×52-bit limbs and its own words on
+    /// the way in or out. The portable arms' Pippenger keeps its points this way
+    /// ([`Backend::uses_word_points`]). The IFMA arm has no kernel of its own for them and
+    /// runs the portable arm's.
+    ///
+    /// No point may be the identity, and the same equal-x report is made
+    /// ([`PairScratch::equal_x`]).
+    ///
+    /// # Panics
+    ///
+    /// As [`Backend::add_affine_pairs_gather_vartime`].
+    ///
+    /// # Variable time
+    ///
+    /// Branches on the inputs; public data only.
+    pub fn add_word_pairs_gather_vartime(
+        self,
+        src: &[WordPoint],
+        pairs: &[[u32; 2]],
+        out: &mut [WordPoint],
+        scratch: &mut PairScratch,
+    ) {
+        assert_eq!(
+            pairs.len(),
+            out.len(),
+            "add_word_pairs_gather_vartime: {} pairs, {} out",
+            pairs.len(),
+            out.len()
+        );
+        let (equal_x, buf) = (&mut scratch.equal_x, &mut scratch.portable);
+        match self.arm() {
+            #[cfg(nostr_verify_ifma)]
+            Arm::Ifma(_) => {
+                Backend::Portable.add_word_pairs_gather_vartime(src, pairs, out, scratch)
+            }
+            #[cfg(target_arch = "x86_64")]
+            Arm::Bmi2(cpu) => {
+                bmi2::add_word_pairs_gather_vartime(cpu, src, pairs, out, buf, equal_x);
+            }
+            Arm::Baseline => {
+                portable::add_word_pairs_gather_vartime(src, pairs, out, buf, equal_x, |_| {});
+            }
+        }
+    }
+
+    /// Whether this backend's Pippenger keeps its points as [`WordPoint`]s (the portable
+    /// arms) rather than [`AffinePoint`]s (the IFMA arm, whose kernels read 52-bit limbs).
+    pub fn uses_word_points(self) -> bool {
+        match self.arm() {
+            #[cfg(nostr_verify_ifma)]
+            Arm::Ifma(_) => false,
+            #[cfg(target_arch = "x86_64")]
+            Arm::Bmi2(_) => true,
+            Arm::Baseline => true,
+        }
+    }
+
     /// The code that runs for this backend here: its own arm when the CPU has it, else the
     /// portable arm (its BMI2/ADX build unless [`Backend::PortableBaseline`] was asked for,
     /// or the CPU lacks BMI2/ADX).
@@ -334,6 +392,84 @@ enum Arm {
     #[cfg(target_arch = "x86_64")]
     Bmi2(bmi2::Detected),
     Baseline,
+}
+
+/// An affine point as the portable arm's kernels read and write it: x and y in four
+/// little-endian 64-bit words each, canonical (`< p`), in one 64-byte cache line. The
+/// identity is the one point with x all ones (never canonical).
+///
+/// [`AffinePoint`] keeps 5×52-bit limbs, which the IFMA arm's kernels use as they are but the
+/// portable arm converts on every read and write. The portable arms' Pippenger pool holds
+/// these instead ([`Backend::add_word_pairs_gather_vartime`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C, align(64))]
+pub struct WordPoint {
+    x: [u64; 4],
+    y: [u64; 4],
+}
+
+impl WordPoint {
+    /// The point at infinity.
+    pub const IDENTITY: WordPoint = WordPoint {
+        x: [!0; 4],
+        y: [0; 4],
+    };
+
+    /// `p` in words (any magnitude of its coordinates; the identity maps to the identity).
+    pub fn from_affine(p: &AffinePoint) -> Self {
+        if p.infinity {
+            return Self::IDENTITY;
+        }
+        WordPoint {
+            x: FieldElement4x64::from_fe(&p.x).reduce().0,
+            y: FieldElement4x64::from_fe(&p.y).reduce().0,
+        }
+    }
+
+    /// The same point as an [`AffinePoint`] (normalized coordinates).
+    pub fn to_affine(&self) -> AffinePoint {
+        if self.is_identity() {
+            return AffinePoint::IDENTITY;
+        }
+        AffinePoint {
+            x: FieldElement4x64(self.x).to_fe(),
+            y: FieldElement4x64(self.y).to_fe(),
+            infinity: false,
+        }
+    }
+
+    /// Whether this is the point at infinity.
+    pub fn is_identity(&self) -> bool {
+        (self.x[0] & self.x[1] & self.x[2] & self.x[3]) == !0
+    }
+
+    /// −p (the identity for the identity).
+    pub fn neg(&self) -> Self {
+        if self.is_identity() {
+            return *self;
+        }
+        WordPoint {
+            x: self.x,
+            y: FieldElement4x64(self.y).neg().reduce().0,
+        }
+    }
+
+    /// Whether the two points have the same x-coordinate (both canonical, so equal words).
+    pub fn same_x(&self, other: &Self) -> bool {
+        same_words(&self.x, &other.x)
+    }
+
+    /// Whether the two points have the same y-coordinate.
+    pub fn same_y(&self, other: &Self) -> bool {
+        same_words(&self.y, &other.y)
+    }
+}
+
+/// Word-by-word equality (`==` on the arrays may compile to a vector load of words just
+/// stored as scalars, a store-forwarding stall).
+#[inline(always)]
+fn same_words(a: &[u64; 4], b: &[u64; 4]) -> bool {
+    ((a[0] ^ b[0]) | (a[1] ^ b[1]) | (a[2] ^ b[2]) | (a[3] ^ b[3])) == 0
 }
 
 /// Whether [`Backend::Portable`] runs its BMI2/ADX build on this machine (an x86-64 CPU with

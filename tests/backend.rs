@@ -9,7 +9,7 @@ mod common;
 
 use nostr_verify::arithmetic::field::FieldElement;
 use nostr_verify::arithmetic::group::{AffinePoint, JacobianPoint};
-use nostr_verify::backend::{self, Backend};
+use nostr_verify::backend::{self, Backend, WordPoint};
 use num_bigint::BigUint;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -238,6 +238,27 @@ fn check_adds(a: &[AffinePoint], b: &[AffinePoint]) {
         // No pairs: nothing reported, whatever the last call left.
         arm.add_affine_pairs_gather_vartime(&src, &[], &mut [], &mut scratch);
         assert!(scratch.equal_x().is_empty(), "{arm:?}: equal x, no pairs");
+        // The same gathered pairs in 4×64-bit words (the portable arms' Pippenger pool):
+        // the same sums, canonical, and the same report.
+        let words: Vec<WordPoint> = src.iter().map(WordPoint::from_affine).collect();
+        let mut gathered_words = vec![WordPoint::IDENTITY; n];
+        arm.add_word_pairs_gather_vartime(&words, &pairs, &mut gathered_words, &mut scratch);
+        assert_eq!(scratch.equal_x(), equal_rev, "{arm:?}: equal x, words");
+        gathered_words.reverse();
+        for (i, w) in gathered_words.iter().enumerate() {
+            assert!(!w.is_identity(), "{arm:?}: words, pair {i} is the identity");
+            assert_eq!(w.to_affine(), out[i], "{arm:?}: words, pair {i}");
+            assert_eq!(
+                WordPoint::from_affine(&out[i]),
+                *w,
+                "{arm:?}: words canonical, pair {i}"
+            );
+        }
+        arm.add_word_pairs_gather_vartime(&words, &[], &mut [], &mut scratch);
+        assert!(
+            scratch.equal_x().is_empty(),
+            "{arm:?}: equal x, words, no pairs"
+        );
         for i in 0..a.len() {
             let o = &out[i];
             assert!(!o.infinity, "{arm:?}: infinity flag");
@@ -444,6 +465,58 @@ fn add_affine_pairs_gather_rejects_an_index_out_of_range() {
                 r.is_err(),
                 "{arm:?}: index out of range in pair {bad} accepted"
             );
+            let words: Vec<WordPoint> = src.iter().map(WordPoint::from_affine).collect();
+            let mut out = vec![WordPoint::IDENTITY; pairs.len()];
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                arm.add_word_pairs_gather_vartime(&words, &pairs, &mut out, &mut scratch)
+            }));
+            assert!(
+                r.is_err(),
+                "{arm:?}: words, index out of range in pair {bad} accepted"
+            );
         }
     }
+}
+
+#[test]
+fn word_points_convert_negate_and_compare() {
+    let mut rng = StdRng::seed_from_u64(0xB8);
+    let mut pts = random_points(&mut rng, 50);
+    // Points whose x is small or p − 1, if on the curve.
+    for x in [
+        FieldElement::from_u64(1),
+        FieldElement::from_u64(2),
+        fe(&(p() - 1u8)),
+    ] {
+        if let Some(pt) = AffinePoint::lift_x_vartime(&x) {
+            pts.extend([pt, neg(&pt)]);
+        }
+    }
+    for pt in &pts {
+        let w = WordPoint::from_affine(pt);
+        assert!(!w.is_identity());
+        assert_eq!(w.to_affine(), *pt, "round trip");
+        let n = w.neg();
+        assert_eq!(n.to_affine(), neg(pt), "negation");
+        assert_eq!(n.neg(), w, "double negation");
+        assert!(w.same_x(&n) && !w.same_y(&n));
+        assert!(w.same_y(&w) && w.same_x(&w));
+        // A coordinate with a limb out of the normal range (magnitude 2) converts to the same
+        // canonical words.
+        let odd = AffinePoint {
+            x: pt.x.add(&FieldElement::ZERO),
+            y: pt.y.negate(1).negate(2),
+            infinity: false,
+        };
+        assert_eq!(WordPoint::from_affine(&odd), w, "any magnitude");
+    }
+    for (a, b) in pts.iter().zip(pts.iter().skip(1)) {
+        let (wa, wb) = (WordPoint::from_affine(a), WordPoint::from_affine(b));
+        assert_eq!(wa.same_x(&wb), a.x == b.x);
+        assert_eq!(wa.same_y(&wb), a.y == b.y);
+    }
+    let id = WordPoint::from_affine(&AffinePoint::IDENTITY);
+    assert!(id.is_identity() && id == WordPoint::IDENTITY);
+    assert!(id.to_affine().infinity);
+    assert!(id.neg().is_identity());
 }

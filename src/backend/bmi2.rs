@@ -22,6 +22,7 @@
 use super::portable::{self, PairBuf};
 use crate::arithmetic::field::FieldElement;
 use crate::arithmetic::group::AffinePoint;
+use crate::backend::WordPoint;
 
 /// Proof that the running CPU has `bmi2` and `adx`.
 #[derive(Clone, Copy, Debug)]
@@ -62,17 +63,29 @@ fn add_gather(
     portable::add_affine_pairs_gather_vartime(src, pairs, out, buf, equal_x, prefetch);
 }
 
+#[target_feature(enable = "bmi2,adx")]
+fn add_gather_words(
+    src: &[WordPoint],
+    pairs: &[[u32; 2]],
+    out: &mut [WordPoint],
+    buf: &mut PairBuf,
+    equal_x: &mut Vec<u32>,
+) {
+    portable::add_word_pairs_gather_vartime(src, pairs, out, buf, equal_x, prefetch);
+}
+
 /// Asks the CPU to start loading `p`'s cache lines (a hint: no effect on any value).
 #[inline(always)]
-fn prefetch(p: &AffinePoint) {
+fn prefetch<T>(p: &T) {
     use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-    let ptr = (p as *const AffinePoint).cast::<i8>();
+    let ptr = (p as *const T).cast::<i8>();
     // SAFETY: a prefetch is a hint that never faults and changes no value; SSE is part of
-    // the x86-64 baseline. The second address is inside `p` (its last bytes).
+    // the x86-64 baseline. The second address is inside `p` (its last byte), for a point that
+    // straddles two cache lines.
     #[allow(unused_unsafe)]
     unsafe {
         _mm_prefetch::<_MM_HINT_T0>(ptr);
-        _mm_prefetch::<_MM_HINT_T0>(ptr.wrapping_add(core::mem::size_of::<AffinePoint>() - 1));
+        _mm_prefetch::<_MM_HINT_T0>(ptr.wrapping_add(core::mem::size_of::<T>().saturating_sub(1)));
     }
 }
 
@@ -117,4 +130,19 @@ pub(crate) fn add_affine_pairs_gather_vartime(
     // SAFETY: a `Detected` value exists only if bmi2 and adx were detected on this CPU (see
     // `Detected::detect`), which are exactly the features `add_gather` enables.
     unsafe { add_gather(src, pairs, out, buf, equal_x) }
+}
+
+/// [`crate::backend::Backend::add_word_pairs_gather_vartime`] on the portable arm's BMI2/ADX
+/// build (same contract; lengths already checked, each index when its pair is read).
+pub(crate) fn add_word_pairs_gather_vartime(
+    _cpu: Detected,
+    src: &[WordPoint],
+    pairs: &[[u32; 2]],
+    out: &mut [WordPoint],
+    buf: &mut PairBuf,
+    equal_x: &mut Vec<u32>,
+) {
+    // SAFETY: a `Detected` value exists only if bmi2 and adx were detected on this CPU (see
+    // `Detected::detect`), which are exactly the features `add_gather_words` enables.
+    unsafe { add_gather_words(src, pairs, out, buf, equal_x) }
 }

@@ -9,6 +9,7 @@
 
 use crate::arithmetic::field::{FieldElement, FieldElement4x64 as F};
 use crate::arithmetic::group::AffinePoint;
+use crate::backend::WordPoint;
 
 /// See [`crate::backend::lift_x_many_vartime`]; lengths already checked. Baseline build.
 pub(crate) fn lift_x_many_vartime(xs: &[FieldElement], ys: &mut [FieldElement], ok: &mut [bool]) {
@@ -93,7 +94,14 @@ pub(crate) fn add_affine_pairs_vartime(
     buf: &mut PairBuf,
     equal_x: &mut Vec<u32>,
 ) {
-    add_pairs(|i| (&a[i], &b[i]), |_| {}, out, buf, equal_x);
+    add_pairs(
+        out.len(),
+        |i| coords(&a[i], &b[i]),
+        |_| {},
+        |i, x3, y3| out[i] = affine(x3, y3),
+        buf,
+        equal_x,
+    );
 }
 
 /// See [`crate::backend::add_affine_pairs_gather_vartime`]; lengths already checked, an index
@@ -110,19 +118,76 @@ pub(crate) fn add_affine_pairs_gather_vartime(
     prefetch: impl Fn(&AffinePoint),
 ) {
     add_pairs(
-        |i| (&src[pairs[i][0] as usize], &src[pairs[i][1] as usize]),
-        |i| {
-            if let Some(&[a, b]) = pairs.get(i) {
-                if let (Some(a), Some(b)) = (src.get(a as usize), src.get(b as usize)) {
-                    prefetch(a);
-                    prefetch(b);
-                }
-            }
-        },
-        out,
+        out.len(),
+        |i| coords(&src[pairs[i][0] as usize], &src[pairs[i][1] as usize]),
+        |i| prefetch_pair(src, pairs, i, &prefetch),
+        |i, x3, y3| out[i] = affine(x3, y3),
         buf,
         equal_x,
     );
+}
+
+/// [`add_affine_pairs_gather_vartime`] on points in 4×64-bit words
+/// ([`crate::backend::WordPoint`], the portable arm's Pippenger pool): no conversion on the
+/// way in, and only the reduction to canonical words on the way out. Inlined into each build.
+#[inline(always)]
+pub(crate) fn add_word_pairs_gather_vartime(
+    src: &[WordPoint],
+    pairs: &[[u32; 2]],
+    out: &mut [WordPoint],
+    buf: &mut PairBuf,
+    equal_x: &mut Vec<u32>,
+    prefetch: impl Fn(&WordPoint),
+) {
+    add_pairs(
+        out.len(),
+        |i| {
+            let (p, q) = (&src[pairs[i][0] as usize], &src[pairs[i][1] as usize]);
+            [F(p.x), F(p.y), F(q.x), F(q.y)]
+        },
+        |i| prefetch_pair(src, pairs, i, &prefetch),
+        |i, x3, y3| {
+            out[i] = WordPoint {
+                x: x3.reduce().0,
+                y: y3.reduce().0,
+            }
+        },
+        buf,
+        equal_x,
+    );
+}
+
+/// Hands `prefetch` the two points of pair `i`, if there is such a pair and its indices are
+/// in range (a later read of a bad index panics; a prefetch of one is skipped).
+#[inline(always)]
+fn prefetch_pair<T>(src: &[T], pairs: &[[u32; 2]], i: usize, prefetch: &impl Fn(&T)) {
+    if let Some(&[a, b]) = pairs.get(i) {
+        if let (Some(a), Some(b)) = (src.get(a as usize), src.get(b as usize)) {
+            prefetch(a);
+            prefetch(b);
+        }
+    }
+}
+
+/// `[x₁, y₁, x₂, y₂]` of two affine points, in 4×64-bit words.
+#[inline(always)]
+fn coords(p: &AffinePoint, q: &AffinePoint) -> [F; 4] {
+    [
+        F::from_fe(&p.x),
+        F::from_fe(&p.y),
+        F::from_fe(&q.x),
+        F::from_fe(&q.y),
+    ]
+}
+
+/// The affine point (x, y), normalized.
+#[inline(always)]
+fn affine(x: F, y: F) -> AffinePoint {
+    AffinePoint {
+        x: x.to_fe(),
+        y: y.to_fe(),
+        infinity: false,
+    }
 }
 
 /// How many pairs ahead of the one being read [`add_pairs`] asks for a pair's points, where the
@@ -132,7 +197,8 @@ pub(crate) fn add_affine_pairs_gather_vartime(
 /// fused passes and prefetch".
 const PREFETCH_AHEAD: usize = 8;
 
-/// `out[i] = p + q` for `(p, q) = get(i)`, `i in 0..out.len()`; `equal_x` is set to the
+/// `put(i, p + q)` for the points `(p, q)` whose coordinates `get(i)` returns, `i in 0..n`;
+/// `equal_x` is set to the
 /// indices, ascending, of the pairs whose Δx ≡ 0 (they get λ = 0: x₃ = −x₁ − x₂, y₃ = −y₁,
 /// and the other pairs are unaffected). `prefetch(i)` is called before pair i is read, with
 /// the index of a later pair to fetch (possibly past the end: then it does nothing).
@@ -153,15 +219,15 @@ const PREFETCH_AHEAD: usize = 8;
 /// A nonzero Δx is never the word pattern 0 (only p is the other pattern of 0), so the
 /// backward pass recognises the pairs left out by that pattern.
 #[inline(always)]
-fn add_pairs<'p>(
-    get: impl Fn(usize) -> (&'p AffinePoint, &'p AffinePoint),
+fn add_pairs(
+    n: usize,
+    get: impl Fn(usize) -> [F; 4],
     prefetch: impl Fn(usize),
-    out: &mut [AffinePoint],
+    mut put: impl FnMut(usize, F, F),
     buf: &mut PairBuf,
     equal_x: &mut Vec<u32>,
 ) {
     let PairBuf { dx, prefix, pairs } = buf;
-    let n = out.len();
     equal_x.clear();
     dx.clear();
     prefix.clear();
@@ -175,9 +241,7 @@ fn add_pairs<'p>(
     // the BMI2 build).
     for i in 0..n {
         prefetch(i + PREFETCH_AHEAD);
-        let (p, q) = get(i);
-        let (x1, x2) = (F::from_fe(&p.x), F::from_fe(&q.x));
-        let (y1, y2) = (F::from_fe(&p.y), F::from_fe(&q.y));
+        let [x1, y1, x2, y2] = get(i);
         let mut d = x2.sub(&x1);
         if d.is_zero() {
             d = F::ZERO;
@@ -212,11 +276,7 @@ fn add_pairs<'p>(
         let l = pair.dy.mul(&this_inv);
         let x3 = l.square().sub(&pair.sx);
         let y3 = l.mul(&pair.x1.sub(&x3)).sub(&pair.y1);
-        out[i] = AffinePoint {
-            x: x3.to_fe(),
-            y: y3.to_fe(),
-            infinity: false,
-        };
+        put(i, x3, y3);
     }
     // Found from the last pair down.
     equal_x.reverse();

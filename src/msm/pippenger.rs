@@ -37,7 +37,7 @@
 
 use super::recode::{signed_digits_u128, windows_u128};
 use crate::arithmetic::group::{AffinePoint, JacobianPoint};
-use crate::backend;
+use crate::backend::{self, WordPoint};
 
 /// Window widths by point count, from the sweep in
 /// `docs/benchmarks.md#msm-sweep-and-window-choice`: `(max N, c)`.
@@ -73,11 +73,39 @@ pub fn window_for(n: usize) -> usize {
 /// Reusable buffers for [`msm_vartime`].
 #[derive(Debug, Default)]
 pub struct Scratch {
+    /// The buffers that do not hold points.
+    work: Work,
+    /// The point pool of the IFMA arm, in [`AffinePoint`]s.
+    affine: Typed<AffinePoint>,
+    /// The point pool of the portable arms, in [`WordPoint`]s (see
+    /// [`backend::Backend::uses_word_points`]).
+    words: Typed<WordPoint>,
+}
+
+/// The buffers of [`Scratch`] that hold points, in the representation `T` of one arm.
+#[derive(Debug)]
+struct Typed<T> {
     /// Every point a bucket can hold, by index: per input point the point and its negation
     /// (index 2i, 2i + 1), then the sums of each accumulation round, appended, then the
     /// reduction's running and weighted sums. Only grows:
     /// slots past those written in the current call hold stale points and are never read.
-    pool: Vec<AffinePoint>,
+    pool: Vec<T>,
+    /// The bucket reduction's lanes and working memory.
+    reduce: ReduceBuf<T>,
+}
+
+impl<T> Default for Typed<T> {
+    fn default() -> Self {
+        Typed {
+            pool: Vec::new(),
+            reduce: ReduceBuf::default(),
+        }
+    }
+}
+
+/// The buffers of [`Scratch`] that do not hold points.
+#[derive(Debug, Default)]
+struct Work {
     /// Per (point, window) with a non-zero digit: `(bucket, signed index)`, window by window:
     /// window slot w's entries are `entries[w·N..][..win_len[w]]` for N points.
     entries: Vec<(u32, u32)>,
@@ -86,16 +114,16 @@ pub struct Scratch {
     start: Vec<u32>,
     next_start: Vec<u32>,
     /// The current and the next round's active buckets (those that still pair up), as
-    /// indices into `pool`; `PAIR_PAD` slots longer than the last bucket's end.
+    /// indices into the pool; `PAIR_PAD` slots longer than the last bucket's end.
     cur: Vec<u32>,
     next: Vec<u32>,
     /// The bucket numbers of the current and the next round's active buckets.
     act: Vec<u32>,
     next_act: Vec<u32>,
-    /// Per bucket, once it is down to one point: that point's index into `pool`, or
+    /// Per bucket, once it is down to one point: that point's index into the pool, or
     /// [`NO_POINT`] for an empty bucket.
     fin: Vec<u32>,
-    /// This round's additions: indices into `pool` of the two points of each pair.
+    /// This round's additions: indices into the pool of the two points of each pair.
     pair_idx: Vec<[u32; 2]>,
     /// A block's exceptional pairs: doublings (slot in the block, point) and cancellations
     /// (slot in the block).
@@ -105,8 +133,111 @@ pub struct Scratch {
     dbl_aff: Vec<AffinePoint>,
     /// The pair additions' working memory.
     pairs: backend::PairScratch,
-    /// The bucket reduction's lanes and working memory.
-    reduce: ReduceBuf,
+}
+
+/// A point as an arm's pair-addition kernels read and write it, and what Pippenger needs of
+/// it besides: [`AffinePoint`] (5×52-bit limbs) for the IFMA arm, [`WordPoint`] (4×64-bit
+/// words, no conversion in the portable kernels) for the portable arms.
+pub(crate) trait PoolPoint: Copy + core::fmt::Debug {
+    /// The point at infinity.
+    const IDENTITY: Self;
+    /// From an affine point with normalized coordinates.
+    fn from_affine(p: &AffinePoint) -> Self;
+    /// To an affine point with normalized coordinates.
+    fn to_affine(&self) -> AffinePoint;
+    /// −p.
+    fn neg(&self) -> Self;
+    /// Whether this is the identity.
+    fn is_identity(&self) -> bool;
+    /// Equal x-coordinates (neither point the identity).
+    fn same_x(&self, other: &Self) -> bool;
+    /// Equal y-coordinates (neither point the identity).
+    fn same_y(&self, other: &Self) -> bool;
+    /// `out[k] = src[pairs[k][0]] + src[pairs[k][1]]` on `backend`, with the equal-x report
+    /// in `scratch` ([`backend::Backend::add_affine_pairs_gather_vartime`]).
+    fn add_pairs(
+        backend: backend::Backend,
+        src: &[Self],
+        pairs: &[[u32; 2]],
+        out: &mut [Self],
+        scratch: &mut backend::PairScratch,
+    );
+}
+
+impl PoolPoint for AffinePoint {
+    const IDENTITY: Self = AffinePoint::IDENTITY;
+    #[inline(always)]
+    fn from_affine(p: &AffinePoint) -> Self {
+        *p
+    }
+    #[inline(always)]
+    fn to_affine(&self) -> AffinePoint {
+        *self
+    }
+    #[inline(always)]
+    fn neg(&self) -> Self {
+        AffinePoint::neg(self)
+    }
+    #[inline(always)]
+    fn is_identity(&self) -> bool {
+        self.infinity
+    }
+    #[inline(always)]
+    fn same_x(&self, other: &Self) -> bool {
+        same_limbs(&self.x, &other.x)
+    }
+    #[inline(always)]
+    fn same_y(&self, other: &Self) -> bool {
+        same_limbs(&self.y, &other.y)
+    }
+    #[inline(always)]
+    fn add_pairs(
+        backend: backend::Backend,
+        src: &[Self],
+        pairs: &[[u32; 2]],
+        out: &mut [Self],
+        scratch: &mut backend::PairScratch,
+    ) {
+        backend.add_affine_pairs_gather_vartime(src, pairs, out, scratch);
+    }
+}
+
+impl PoolPoint for WordPoint {
+    const IDENTITY: Self = WordPoint::IDENTITY;
+    #[inline(always)]
+    fn from_affine(p: &AffinePoint) -> Self {
+        WordPoint::from_affine(p)
+    }
+    #[inline(always)]
+    fn to_affine(&self) -> AffinePoint {
+        WordPoint::to_affine(self)
+    }
+    #[inline(always)]
+    fn neg(&self) -> Self {
+        WordPoint::neg(self)
+    }
+    #[inline(always)]
+    fn is_identity(&self) -> bool {
+        WordPoint::is_identity(self)
+    }
+    #[inline(always)]
+    fn same_x(&self, other: &Self) -> bool {
+        WordPoint::same_x(self, other)
+    }
+    #[inline(always)]
+    fn same_y(&self, other: &Self) -> bool {
+        WordPoint::same_y(self, other)
+    }
+    #[inline(always)]
+    fn add_pairs(
+        backend: backend::Backend,
+        src: &[Self],
+        pairs: &[[u32; 2]],
+        out: &mut [Self],
+        scratch: &mut backend::PairScratch,
+    ) {
+        backend.add_word_pairs_gather_vartime(src, pairs, out, scratch);
+    }
 }
 
 /// The pairing copies a bucket's pairs in whole groups of `PAIR_GROUP`, reading and writing
@@ -254,6 +385,33 @@ fn window_sums_vartime(
     s: &mut Scratch,
     out: &mut Vec<JacobianPoint>,
 ) {
+    // One backend for the whole call: the pool's representation depends on it.
+    let b = backend::selected();
+    let Scratch {
+        work,
+        affine,
+        words,
+    } = s;
+    if b.uses_word_points() {
+        window_sums_in(b, points, scalars, c, wins, part, work, words, out);
+    } else {
+        window_sums_in(b, points, scalars, c, wins, part, work, affine, out);
+    }
+}
+
+/// [`window_sums_vartime`] with the pool in the representation `T` of `b`'s kernels.
+#[allow(clippy::too_many_arguments)]
+fn window_sums_in<T: PoolPoint>(
+    b: backend::Backend,
+    points: &[AffinePoint],
+    scalars: &[u128],
+    c: usize,
+    wins: core::ops::Range<usize>,
+    part: Option<(usize, core::ops::Range<usize>)>,
+    s: &mut Work,
+    t: &mut Typed<T>,
+    out: &mut Vec<JacobianPoint>,
+) {
     let half = 1usize << (c - 1);
     // The part's buckets come after the windows' (it is window slot `wins.len()`).
     let slots = wins.len() + part.is_some() as usize;
@@ -263,8 +421,8 @@ fn window_sums_vartime(
     // slots are overwritten before they are read (every index used below was written in this
     // call), so a reused scratch pays no initialisation.
     let mut used = 2 * points.len();
-    if s.pool.len() < used {
-        s.pool.resize(used, AffinePoint::IDENTITY);
+    if t.pool.len() < used {
+        t.pool.resize(used, T::IDENTITY);
     }
     // Bucket sizes, counted as the entries are made (`start[b + 1]` for bucket b).
     s.start.clear();
@@ -275,7 +433,7 @@ fn window_sums_vartime(
         c,
         &wins,
         &part,
-        &mut s.pool,
+        &mut t.pool,
         &mut s.entries,
         &mut s.win_len,
         &mut s.start,
@@ -331,10 +489,10 @@ fn window_sums_vartime(
             break;
         }
         used = base + s.pair_idx.len();
-        if s.pool.len() < used {
-            s.pool.resize(used, AffinePoint::IDENTITY);
+        if t.pool.len() < used {
+            t.pool.resize(used, T::IDENTITY);
         }
-        let (src, out) = s.pool.split_at_mut(base);
+        let (src, out) = t.pool.split_at_mut(base);
         let out = &mut out[..s.pair_idx.len()];
         // In blocks: each block's working memory stays in cache, at the price of one
         // inversion per block.
@@ -346,27 +504,29 @@ fn window_sums_vartime(
         {
             // The backend gives an equal-x pair a harmless λ = 0 sum and reports it; such a
             // pair is routed here, after the call, so no pass reads every pair's points first.
-            backend::add_affine_pairs_gather_vartime(src, pairs, out, &mut s.pairs);
+            T::add_pairs(b, src, pairs, out, &mut s.pairs);
             s.dbl.clear();
             s.cancel.clear();
             for &k in s.pairs.equal_x() {
                 let pq = pairs[k as usize];
                 let (p, q) = (&src[pq[0] as usize], &src[pq[1] as usize]);
-                if same_limbs(&p.y, &q.y) {
+                if p.same_y(q) {
                     // The same point twice: a doubling (never the identity: secp256k1 has no
                     // point of order 2).
-                    s.dbl
-                        .push((k, JacobianPoint::from_affine(p).double_vartime()));
+                    s.dbl.push((
+                        k,
+                        JacobianPoint::from_affine(&p.to_affine()).double_vartime(),
+                    ));
                 } else {
                     // P + (−P): nothing is left of the pair.
                     s.cancel.push(k);
                 }
             }
             scatter_doublings(&s.dbl, &mut s.dbl_jac, &mut s.dbl_aff, |k, p| {
-                out[k as usize] = p;
+                out[k as usize] = T::from_affine(&p);
             });
             for &k in &s.cancel {
-                out[k as usize] = AffinePoint::IDENTITY;
+                out[k as usize] = T::IDENTITY;
                 cancelled = true;
             }
         }
@@ -374,7 +534,7 @@ fn window_sums_vartime(
             // Rare (a point and its negation in one bucket): drop the identities from the
             // next round's active buckets. A bucket that retired with a cancelled sum keeps
             // it: the reduction skips identities.
-            drop_identities(&s.pool, base, &mut s.next, &mut s.next_start);
+            drop_identities(&t.pool, base, &mut s.next, &mut s.next_start);
         }
         core::mem::swap(&mut s.cur, &mut s.next);
         core::mem::swap(&mut s.start, &mut s.next_start);
@@ -391,10 +551,11 @@ fn window_sums_vartime(
         slots,
         half,
         len,
-        &mut s.pool,
+        &mut t.pool,
         used,
         bucket,
-        &mut s.reduce,
+        &mut t.reduce,
+        b,
         out,
     );
 }
@@ -415,11 +576,11 @@ pub fn chunk_len(slots: usize, half: usize) -> usize {
 }
 
 /// Working memory of the batch-affine bucket reduction.
-#[derive(Debug, Default)]
-pub(crate) struct ReduceBuf {
+#[derive(Debug)]
+pub(crate) struct ReduceBuf<T> {
     /// This step's additions: pool indices of the accumulator and the addend.
     idx: Vec<[u32; 2]>,
-    out: Vec<AffinePoint>,
+    out: Vec<T>,
     /// Running sums that cancel this step (pool indices), cleared after the additions that
     /// read them.
     cancel: Vec<u32>,
@@ -430,7 +591,21 @@ pub(crate) struct ReduceBuf {
     pairs: backend::PairScratch,
 }
 
-impl ReduceBuf {
+impl<T> Default for ReduceBuf<T> {
+    fn default() -> Self {
+        ReduceBuf {
+            idx: Vec::new(),
+            out: Vec::new(),
+            cancel: Vec::new(),
+            dbl: Vec::new(),
+            dbl_jac: Vec::new(),
+            dbl_aff: Vec::new(),
+            pairs: backend::PairScratch::default(),
+        }
+    }
+}
+
+impl<T: PoolPoint> ReduceBuf<T> {
     /// `S_l += R_l` and `R_l += next(l)` for every lane l (lane l's weighted sum at pool slot
     /// `sum0 + l`, its running sum at `run0 + l`, `next(l)` a pool index), with one shared
     /// inversion: both read the running sum from before the step, so they are independent
@@ -440,7 +615,8 @@ impl ReduceBuf {
     /// point twice a doubling, P + (−P) the identity.
     fn step(
         &mut self,
-        pool: &mut [AffinePoint],
+        b: backend::Backend,
+        pool: &mut [T],
         sum0: usize,
         run0: usize,
         lanes: usize,
@@ -462,38 +638,35 @@ impl ReduceBuf {
         }
         if !self.idx.is_empty() {
             self.out.clear();
-            self.out.resize(self.idx.len(), AffinePoint::IDENTITY);
-            backend::add_affine_pairs_gather_vartime(
-                pool,
-                &self.idx,
-                &mut self.out,
-                &mut self.pairs,
-            );
+            self.out.resize(self.idx.len(), T::IDENTITY);
+            T::add_pairs(b, pool, &self.idx, &mut self.out, &mut self.pairs);
             for (p, pq) in self.out.iter().zip(&self.idx) {
                 pool[pq[0] as usize] = *p;
             }
         }
         for &t in &self.cancel {
-            pool[t as usize] = AffinePoint::IDENTITY;
+            pool[t as usize] = T::IDENTITY;
         }
         scatter_doublings(&self.dbl, &mut self.dbl_jac, &mut self.dbl_aff, |t, p| {
-            pool[t as usize] = p;
+            pool[t as usize] = T::from_affine(&p);
         });
     }
 
     /// Routes `pool[acc] += pool[q]`: done at once when the shared inversion cannot take it
     /// (a cancellation deferred to after the additions), else queued as an index pair.
-    fn route(&mut self, pool: &mut [AffinePoint], acc: usize, q: usize) {
+    fn route(&mut self, pool: &mut [T], acc: usize, q: usize) {
         let (a, b) = (&pool[acc], &pool[q]);
-        if b.infinity {
+        if b.is_identity() {
             return;
         }
-        if a.infinity {
+        if a.is_identity() {
             pool[acc] = pool[q];
-        } else if same_limbs(&a.x, &b.x) {
-            if same_limbs(&a.y, &b.y) {
-                self.dbl
-                    .push((acc as u32, JacobianPoint::from_affine(a).double_vartime()));
+        } else if a.same_x(b) {
+            if a.same_y(b) {
+                self.dbl.push((
+                    acc as u32,
+                    JacobianPoint::from_affine(&a.to_affine()).double_vartime(),
+                ));
             } else {
                 self.cancel.push(acc as u32);
             }
@@ -514,14 +687,15 @@ impl ReduceBuf {
 /// window, in Jacobian coordinates, `S_w = Σ_t S_t + len·Σ_t t·R_t` (the second sum by the
 /// running-sum trick over the chunks, then log₂(len) doublings).
 #[allow(clippy::too_many_arguments)]
-fn reduce_batch_affine(
+fn reduce_batch_affine<T: PoolPoint>(
     slots: usize,
     half: usize,
     len: usize,
-    pool: &mut Vec<AffinePoint>,
+    pool: &mut Vec<T>,
     from: usize,
     bucket: impl Fn(usize) -> Option<u32>,
-    buf: &mut ReduceBuf,
+    buf: &mut ReduceBuf<T>,
+    b: backend::Backend,
     out: &mut Vec<JacobianPoint>,
 ) {
     debug_assert!(len.is_power_of_two() && half % len == 0);
@@ -529,15 +703,17 @@ fn reduce_batch_affine(
     let lanes = slots * chunks;
     // Lane l's weighted sum at `from + l`, its running sum at `from + lanes + l`.
     let (sum0, run0) = (from, from + lanes);
-    grow(pool, from + 2 * lanes);
-    pool[from..from + 2 * lanes].fill(AffinePoint::IDENTITY);
+    if pool.len() < from + 2 * lanes {
+        pool.resize(from + 2 * lanes, T::IDENTITY);
+    }
+    pool[from..from + 2 * lanes].fill(T::IDENTITY);
     // Lane l = w·chunks + t covers buckets w·half + t·len + (0..len).
     // Step i adds bucket i to the running sum and the running sum of bucket i + 1 to the
     // weighted sum; the last step only the latter.
     for i in (0..len).rev() {
-        buf.step(pool, sum0, run0, lanes, |l| bucket(l * len + i));
+        buf.step(b, pool, sum0, run0, lanes, |l| bucket(l * len + i));
     }
-    buf.step(pool, sum0, run0, lanes, |_| None);
+    buf.step(b, pool, sum0, run0, lanes, |_| None);
     let doublings = len.trailing_zeros();
     for w in 0..slots {
         let lanes = w * chunks..(w + 1) * chunks;
@@ -549,8 +725,8 @@ fn reduce_batch_affine(
         let mut run = JacobianPoint::IDENTITY;
         let mut weighted = JacobianPoint::IDENTITY;
         for r in running[1..].iter().rev() {
-            if !r.infinity {
-                run = run.add_affine_vartime(r);
+            if !r.is_identity() {
+                run = run.add_affine_vartime(&r.to_affine());
             }
             if !run.is_infinity() {
                 weighted = weighted.add_vartime(&run);
@@ -562,8 +738,8 @@ fn reduce_batch_affine(
             }
         }
         for s in sum {
-            if !s.infinity {
-                weighted = weighted.add_affine_vartime(s);
+            if !s.is_identity() {
+                weighted = weighted.add_affine_vartime(&s.to_affine());
             }
         }
         out.push(weighted);
@@ -579,13 +755,13 @@ fn reduce_batch_affine(
 /// Not inlined: as a function of its own, its slices are known not to alias.
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
-fn recode(
+fn recode<T: PoolPoint>(
     points: &[AffinePoint],
     scalars: &[u128],
     c: usize,
     wins: &core::ops::Range<usize>,
     part: &Option<(usize, core::ops::Range<usize>)>,
-    pool: &mut [AffinePoint],
+    pool: &mut [T],
     entries: &mut Vec<(u32, u32)>,
     win_len: &mut Vec<u32>,
     start: &mut [u32],
@@ -602,8 +778,9 @@ fn recode(
     let (out, len) = (&mut entries[..], &mut win_len[..]);
     let mut digits = [0i32; 129];
     for (i, (p, &k)) in points.iter().zip(scalars).enumerate() {
-        pool[2 * i] = *p;
-        pool[2 * i + 1] = p.neg();
+        let q = T::from_affine(p);
+        pool[2 * i] = q;
+        pool[2 * i + 1] = q.neg();
         if k == 0 || p.is_infinity() {
             continue;
         }
@@ -718,7 +895,12 @@ fn grow<T: Default + Clone>(v: &mut Vec<T>, n: usize) {
 /// Removes from the buckets `(next, next_start)` every index `≥ from` whose pool point is the
 /// identity (a pair that cancelled), keeping the order of the others. The slots of `next` past
 /// the last bucket's new end keep what they held.
-fn drop_identities(pool: &[AffinePoint], from: usize, next: &mut [u32], next_start: &mut [u32]) {
+fn drop_identities<T: PoolPoint>(
+    pool: &[T],
+    from: usize,
+    next: &mut [u32],
+    next_start: &mut [u32],
+) {
     let mut kept = 0usize;
     let mut begin = 0usize;
     for j in 0..next_start.len() - 1 {
@@ -726,7 +908,7 @@ fn drop_identities(pool: &[AffinePoint], from: usize, next: &mut [u32], next_sta
         next_start[j] = kept as u32;
         for t in begin..end {
             let idx = next[t];
-            if (idx as usize) < from || !pool[idx as usize].infinity {
+            if (idx as usize) < from || !pool[idx as usize].is_identity() {
                 next[kept] = idx;
                 kept += 1;
             }
@@ -855,16 +1037,40 @@ mod tests {
 
     /// [`reduce_batch_affine`] on `buckets` laid out in a pool (behind a few unrelated points,
     /// with stale points past them, as in a reused scratch); an identity bucket is handed
-    /// over as one.
+    /// over as one. Once per pool representation and backend that can run here (the
+    /// affine pool on every backend, the word pool on both portable builds), each result
+    /// with its name.
     fn reduce_buckets(
         slots: usize,
         half: usize,
         len: usize,
         buckets: &[Option<AffinePoint>],
+    ) -> Vec<(String, Vec<JacobianPoint>)> {
+        let mut all = Vec::new();
+        for b in backend::Backend::available() {
+            let got = reduce_buckets_in::<AffinePoint>(b, slots, half, len, buckets);
+            all.push((format!("affine pool, {}", b.name()), got));
+        }
+        for b in [
+            backend::Backend::Portable,
+            backend::Backend::PortableBaseline,
+        ] {
+            let got = reduce_buckets_in::<WordPoint>(b, slots, half, len, buckets);
+            all.push((format!("word pool, {}", b.name()), got));
+        }
+        all
+    }
+
+    fn reduce_buckets_in<T: PoolPoint>(
+        b: backend::Backend,
+        slots: usize,
+        half: usize,
+        len: usize,
+        buckets: &[Option<AffinePoint>],
     ) -> Vec<JacobianPoint> {
-        let mut pool = random_terms(3, 17).0;
+        let mut pool: Vec<T> = random_terms(3, 17).0.iter().map(T::from_affine).collect();
         let from_buckets = pool.len();
-        pool.extend(buckets.iter().flatten());
+        pool.extend(buckets.iter().flatten().map(T::from_affine));
         let mut idx = vec![];
         let mut at = from_buckets as u32;
         for b in buckets {
@@ -874,7 +1080,7 @@ mod tests {
             }));
         }
         let from = pool.len();
-        pool.extend(random_terms(5, 23).0);
+        pool.extend(random_terms(5, 23).0.iter().map(T::from_affine));
         let mut got = Vec::new();
         reduce_batch_affine(
             slots,
@@ -884,6 +1090,7 @@ mod tests {
             from,
             |b| idx[b],
             &mut ReduceBuf::default(),
+            b,
             &mut got,
         );
         got
@@ -900,13 +1107,14 @@ mod tests {
                 reduce_serial(slots, half, get, &mut want);
                 let mut len = 1;
                 while len <= half {
-                    let got = reduce_buckets(slots, half, len, &buckets);
-                    assert_eq!(got.len(), slots);
-                    for (w, (g, e)) in got.iter().zip(&want).enumerate() {
-                        assert!(
-                            g.eq_vartime(e),
-                            "c {c} slots {slots} seed {seed} len {len} window {w}"
-                        );
+                    for (name, got) in reduce_buckets(slots, half, len, &buckets) {
+                        assert_eq!(got.len(), slots);
+                        for (w, (g, e)) in got.iter().zip(&want).enumerate() {
+                            assert!(
+                                g.eq_vartime(e),
+                                "{name}: c {c} slots {slots} seed {seed} len {len} window {w}"
+                            );
+                        }
                     }
                     len *= 2;
                 }
@@ -922,11 +1130,15 @@ mod tests {
         let p = pts[0];
         let buckets = [None, None, Some(p.neg()), Some(p)];
         for len in [1usize, 2, 4] {
-            let got = reduce_buckets(1, 4, len, &buckets);
-            // S = 4·P + 3·(−P) = P.
-            assert!(got[0]
-                .add_vartime(&JacobianPoint::from_affine(&p).neg())
-                .is_infinity());
+            for (name, got) in reduce_buckets(1, 4, len, &buckets) {
+                // S = 4·P + 3·(−P) = P.
+                assert!(
+                    got[0]
+                        .add_vartime(&JacobianPoint::from_affine(&p).neg())
+                        .is_infinity(),
+                    "{name}, len {len}"
+                );
+            }
         }
     }
 
@@ -954,8 +1166,9 @@ mod tests {
         let mut want = Vec::new();
         reduce_serial(1, 8, get, &mut want);
         for len in [2usize, 4, 8] {
-            let got = reduce_buckets(1, 8, len, &buckets);
-            assert!(got[0].eq_vartime(&want[0]), "len {len}");
+            for (name, got) in reduce_buckets(1, 8, len, &buckets) {
+                assert!(got[0].eq_vartime(&want[0]), "{name}, len {len}");
+            }
         }
     }
 
@@ -1010,7 +1223,7 @@ mod tests {
             assert!(got.add_vartime(&small.neg()).is_infinity(), "small, c {c}");
         }
         assert!(
-            s.pool.len() > 2 * PAIR_BLOCK,
+            s.affine.pool.len().max(s.words.pool.len()) > 2 * PAIR_BLOCK,
             "the test must span several blocks"
         );
     }
@@ -1160,17 +1373,70 @@ mod tests {
 
     #[test]
     fn drop_identities_keeps_order_and_bucket_bounds() {
-        let p = random_terms(1, 5).0[0];
-        let mut pool = vec![p; 8];
-        pool[5].infinity = true;
-        pool[6].infinity = true;
-        // Index 1 is below `from` (an input copy): kept even though marked.
-        pool[1].infinity = true;
-        let mut next = vec![5, 1, 6, 7, 4, 6];
-        let mut start = vec![0, 2, 2, 4, 6];
-        drop_identities(&pool, 4, &mut next, &mut start);
-        assert_eq!(next[..3], [1, 7, 4]);
-        assert_eq!(start, vec![0, 1, 1, 2, 3]);
+        fn check<T: PoolPoint>() {
+            let p = T::from_affine(&random_terms(1, 5).0[0]);
+            let mut pool = vec![p; 8];
+            pool[5] = T::IDENTITY;
+            pool[6] = T::IDENTITY;
+            // Index 1 is below `from` (an input copy): kept even though it is the identity.
+            pool[1] = T::IDENTITY;
+            let mut next = vec![5, 1, 6, 7, 4, 6];
+            let mut start = vec![0, 2, 2, 4, 6];
+            drop_identities(&pool, 4, &mut next, &mut start);
+            assert_eq!(next[..3], [1, 7, 4]);
+            assert_eq!(start, vec![0, 1, 1, 2, 3]);
+        }
+        check::<AffinePoint>();
+        check::<WordPoint>();
+    }
+
+    /// Steps 1–4 in each pool representation on each backend that can run here, whatever
+    /// [`backend::selected`] is: the word pool on both portable builds, the affine pool on
+    /// every backend. Inputs with identities, zero scalars, repeated points and negations,
+    /// so that every exceptional route runs.
+    #[test]
+    fn both_pool_representations_match_naive() {
+        fn sums<T: PoolPoint>(
+            b: backend::Backend,
+            pts: &[AffinePoint],
+            ks: &[u128],
+            c: usize,
+            s: &mut Work,
+            t: &mut Typed<T>,
+        ) -> JacobianPoint {
+            let mut out = Vec::new();
+            window_sums_in(b, pts, ks, c, 0..windows(c), None, s, t, &mut out);
+            horner(&out, c)
+        }
+        let mut work = Work::default();
+        let mut aff = Typed::<AffinePoint>::default();
+        let mut words = Typed::<WordPoint>::default();
+        for (c, n) in [(2usize, 9usize), (4, 40), (5, 130), (7, 300), (9, 700)] {
+            let (mut pts, mut ks) = random_terms(n, 1000 + c as u64);
+            pts[1] = AffinePoint::IDENTITY;
+            ks[2] = 0;
+            pts[3] = pts[0];
+            ks[3] = ks[0];
+            pts[4] = pts[0].neg();
+            ks[4] = ks[0];
+            pts[5] = pts[6];
+            let want = naive(&pts, &ks);
+            for b in [
+                backend::Backend::Portable,
+                backend::Backend::PortableBaseline,
+            ] {
+                let got = sums(b, &pts, &ks, c, &mut work, &mut words);
+                assert!(got.eq_vartime(&want), "word pool, {} c {c} n {n}", b.name());
+            }
+            for b in backend::Backend::available() {
+                let got = sums(b, &pts, &ks, c, &mut work, &mut aff);
+                assert!(
+                    got.eq_vartime(&want),
+                    "affine pool, {} c {c} n {n}",
+                    b.name()
+                );
+            }
+        }
     }
 
     #[test]
