@@ -19,6 +19,9 @@ use super::constants::{BETA, CURVE_B, G_X, G_Y};
 use super::field::FieldElement;
 
 /// The largest coordinate magnitude the point formulas accept.
+mod jacobian_4x64;
+pub use jacobian_4x64::Jacobian4x64;
+
 const MAX_COORD_MAGNITUDE: u32 = 4;
 
 /// A point in affine coordinates `(x, y)`, or the identity when `infinity` is set (then

@@ -36,7 +36,7 @@
 //! Everything here branches on the scalars and points; public data only.
 
 use super::recode::{signed_digits_u128, windows_u128};
-use crate::arithmetic::group::{AffinePoint, JacobianPoint};
+use crate::arithmetic::group::{AffinePoint, Jacobian4x64, JacobianPoint};
 use crate::backend::{self, WordPoint};
 
 /// Window widths by point count, from the sweep in
@@ -359,18 +359,19 @@ pub fn msm_two_threads_vartime(
     horner(&low, c)
 }
 
-/// `Σ_w 2^(cw)·S_w` by Horner's rule, c doublings per window.
+/// `Σ_w 2^(cw)·S_w` by Horner's rule, c doublings per window, in 4×64-bit words
+/// ([`Jacobian4x64`]).
 fn horner(sums: &[JacobianPoint], c: usize) -> JacobianPoint {
-    let mut acc = JacobianPoint::IDENTITY;
+    let mut acc = Jacobian4x64::IDENTITY;
     for sum in sums.iter().rev() {
         if !acc.is_infinity() {
             for _ in 0..c {
                 acc = acc.double_vartime();
             }
         }
-        acc = acc.add_vartime(sum);
+        acc = acc.add_vartime(&Jacobian4x64::from_jacobian(sum));
     }
-    acc
+    acc.to_jacobian()
 }
 
 /// Steps 1–4 for the windows in `wins`: appends `S_w = Σ_j (j+1)·B_w,j` for each of them, in
@@ -721,9 +722,9 @@ fn reduce_batch_affine<T: PoolPoint>(
             &pool[run0 + lanes.start..run0 + lanes.end],
             &pool[sum0 + lanes.start..sum0 + lanes.end],
         );
-        // Σ_t t·R_t.
-        let mut run = JacobianPoint::IDENTITY;
-        let mut weighted = JacobianPoint::IDENTITY;
+        // Σ_t t·R_t, in 4×64-bit words ([`Jacobian4x64`]).
+        let mut run = Jacobian4x64::IDENTITY;
+        let mut weighted = Jacobian4x64::IDENTITY;
         for r in running[1..].iter().rev() {
             if !r.is_identity() {
                 run = run.add_affine_vartime(&r.to_affine());
@@ -742,7 +743,7 @@ fn reduce_batch_affine<T: PoolPoint>(
                 weighted = weighted.add_affine_vartime(&s.to_affine());
             }
         }
-        out.push(weighted);
+        out.push(weighted.to_jacobian());
     }
 }
 
