@@ -193,8 +193,8 @@ fn affine(x: F, y: F) -> AffinePoint {
 /// How many pairs ahead of the one being read [`add_pairs`] asks for a pair's points, where the
 /// build can prefetch (the BMI2/ADX build): the gathered points of a Pippenger round are
 /// scattered over a pool of megabytes, and each read otherwise waits on the cache miss.
-/// 2 to 25 measured within noise of each other; `docs/benchmarks.md`, "Pair additions:
-/// fused passes and prefetch".
+/// 2 to 25 measured within noise of each other (`docs/benchmarks.md`, "The portable arm's
+/// word pool").
 const PREFETCH_AHEAD: usize = 8;
 
 /// `put(i, p + q)` for the points `(p, q)` whose coordinates `get(i)` returns, `i in 0..n`;
