@@ -422,9 +422,7 @@ fn window_sums_in<T: PoolPoint>(
     // slots are overwritten before they are read (every index used below was written in this
     // call), so a reused scratch pays no initialisation.
     let mut used = 2 * points.len();
-    if t.pool.len() < used {
-        t.pool.resize(used, T::IDENTITY);
-    }
+    grow_with(&mut t.pool, used, T::IDENTITY);
     // Bucket sizes, counted as the entries are made (`start[b + 1]` for bucket b).
     s.start.clear();
     s.start.resize(nbuckets + 1, 0);
@@ -490,9 +488,7 @@ fn window_sums_in<T: PoolPoint>(
             break;
         }
         used = base + s.pair_idx.len();
-        if t.pool.len() < used {
-            t.pool.resize(used, T::IDENTITY);
-        }
+        grow_with(&mut t.pool, used, T::IDENTITY);
         let (src, out) = t.pool.split_at_mut(base);
         let out = &mut out[..s.pair_idx.len()];
         // In blocks: each block's working memory stays in cache, at the price of one
@@ -704,9 +700,7 @@ fn reduce_batch_affine<T: PoolPoint>(
     let lanes = slots * chunks;
     // Lane l's weighted sum at `from + l`, its running sum at `from + lanes + l`.
     let (sum0, run0) = (from, from + lanes);
-    if pool.len() < from + 2 * lanes {
-        pool.resize(from + 2 * lanes, T::IDENTITY);
-    }
+    grow_with(pool, from + 2 * lanes, T::IDENTITY);
     pool[from..from + 2 * lanes].fill(T::IDENTITY);
     // Lane l = w·chunks + t covers buckets w·half + t·len + (0..len).
     // Step i adds bucket i to the running sum and the running sum of bucket i + 1 to the
@@ -888,8 +882,13 @@ fn pair_up(
 
 /// Grows `v` to at least `n` elements (new ones default); never shrinks it.
 fn grow<T: Default + Clone>(v: &mut Vec<T>, n: usize) {
+    grow_with(v, n, T::default());
+}
+
+/// Grows `v` to at least `n` elements, new ones `fill`; never shrinks it.
+fn grow_with<T: Clone>(v: &mut Vec<T>, n: usize, fill: T) {
     if v.len() < n {
-        v.resize(n, T::default());
+        v.resize(n, fill);
     }
 }
 
