@@ -198,16 +198,15 @@ fn affine(x: F, y: F) -> AffinePoint {
 const PREFETCH_AHEAD: usize = 8;
 
 /// `put(i, p + q)` for the points `(p, q)` whose coordinates `get(i)` returns, `i in 0..n`;
-/// `equal_x` is set to the
-/// indices, ascending, of the pairs whose Δx ≡ 0 (they get λ = 0: x₃ = −x₁ − x₂, y₃ = −y₁,
-/// and the other pairs are unaffected). `prefetch(i)` is called before pair i is read, with
+/// `equal_x` is set to the indices, ascending, of the pairs whose Δx ≡ 0 (they get λ = 0:
+/// x₃ = −x₁ − x₂, y₃ = −y₁, and the other pairs are unaffected). `prefetch(i)` is called before pair i is read, with
 /// the index of a later pair to fetch (possibly past the end: then it does nothing).
 ///
 /// Computed in [`crate::arithmetic::field::FieldElement4x64`]: λ = Δy/Δx with one inversion
 /// for all pairs (Montgomery's trick), x₃ = λ² − (x₁ + x₂), y₃ = λ·(x₁ − x₃) − y₁. Two
 /// passes:
 ///
-/// 1. Forward: each input coordinate is converted once; Δx is tested for zero (rewritten as
+/// 1. Forward: each pair's coordinates are read once (`get`); Δx is tested for zero (rewritten as
 ///    the word pattern 0 if it is 0 mod p, and left out of the product) and multiplied into
 ///    the running product, whose value after each pair is kept (`prefix`) with Δx, x₁, y₁,
 ///    Δy and x₁ + x₂.
