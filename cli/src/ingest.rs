@@ -62,6 +62,10 @@ pub struct DbCounts {
     pub errors: u64,
     /// The first database error's message.
     pub first_error: Option<String>,
+    /// Events the database held when it was opened.
+    pub held_before: u64,
+    /// Events it holds after the last save (what `count` reports).
+    pub held_after: u64,
 }
 
 impl DbCounts {
@@ -75,6 +79,13 @@ impl DbCounts {
             + self.vanished
             + self.invalid_delete
             + self.other
+    }
+
+    /// Stored events that later saves removed again: older versions of replaceable and
+    /// addressable events replaced by newer ones, and events deleted by NIP-09 requests of the
+    /// same input (or stored before it). `held_after = held_before + saved − superseded`.
+    pub fn superseded(&self) -> u64 {
+        (self.held_before + self.saved).saturating_sub(self.held_after)
     }
 
     fn add(&mut self, status: Result<SaveEventStatus, nostr_database::error::Error>) {
@@ -115,6 +126,7 @@ impl Saver {
     /// # Errors
     /// The thread, the runtime or the database could not be started (message for the user).
     pub fn open(dir: &Path, budget: Arc<Budget>) -> Result<Saver, String> {
+        check_db_dir(dir)?;
         Self::open_spawning(dir, budget, |name, f| {
             thread::Builder::new().name(name.into()).spawn(f)
         })
@@ -154,6 +166,14 @@ impl Saver {
                         return;
                     }
                 };
+                counts.held_before = match db.count(Filter::new()).await {
+                    Ok(n) => n as u64,
+                    Err(e) => {
+                        let _ = opened_tx
+                            .send(Err(format!("cannot read database {}: {e}", dir.display())));
+                        return;
+                    }
+                };
                 let _ = opened_tx.send(Ok(()));
                 let events =
                     stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|e| (e, rx)) });
@@ -169,6 +189,10 @@ impl Saver {
                 let mut statuses = std::pin::pin!(statuses);
                 while let Some(status) = statuses.next().await {
                     counts.add(status);
+                }
+                match db.count(Filter::new()).await {
+                    Ok(n) => counts.held_after = n as u64,
+                    Err(e) => counts.add(Err(e)),
                 }
             });
             counts
@@ -221,6 +245,20 @@ impl Saver {
     }
 }
 
+/// `dir` can hold a database: a directory, or a path that does not exist yet. A regular file (or
+/// anything else) is refused with a message that says so, before nostr-lmdb's own "File exists".
+fn check_db_dir(dir: &Path) -> Result<(), String> {
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => Err(format!(
+            "--db {}: not a directory (a nostr-lmdb database is a directory; give a new or existing directory)",
+            dir.display()
+        )),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(format!("--db {}: {e}", dir.display())),
+    }
+}
+
 /// What a database holds.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DbContents {
@@ -239,6 +277,7 @@ const PAGE: usize = 10_000;
 /// # Errors
 /// `dir` holds no nostr-lmdb database, or a query failed.
 pub fn count(dir: &Path) -> Result<DbContents, String> {
+    check_db_dir(dir)?;
     if !dir.join("data.mdb").is_file() {
         return Err(format!(
             "no database at {} (data.mdb not found)",

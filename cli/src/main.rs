@@ -119,6 +119,15 @@ fn fail(msg: impl std::fmt::Display) -> ExitCode {
     ExitCode::from(2)
 }
 
+/// [`fail`], and with `--json` also one JSON object `{"error": msg}` on standard output, so a
+/// script reading the JSON line sees the failure too.
+fn fail_json(as_json: bool, msg: impl std::fmt::Display) -> ExitCode {
+    if as_json {
+        println!("{}", json!({ "error": msg.to_string() }));
+    }
+    fail(msg)
+}
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -147,15 +156,20 @@ fn main() -> ExitCode {
 fn count(dir: &Path, as_json: bool) -> ExitCode {
     let contents = match ingest::count(dir) {
         Ok(c) => c,
-        Err(e) => return fail(e),
+        Err(e) => return fail_json(as_json, e),
     };
     if as_json {
-        let kinds: serde_json::Map<String, serde_json::Value> = contents
+        // Kinds in numeric order (a `serde_json::Map` would sort the keys as strings: 1, 10002, 3).
+        let kinds: Vec<String> = contents
             .kinds
             .iter()
-            .map(|(k, n)| (k.to_string(), json!(n)))
+            .map(|(k, n)| format!("\"{k}\":{n}"))
             .collect();
-        println!("{}", json!({ "events": contents.total, "kinds": kinds }));
+        println!(
+            "{{\"events\":{},\"kinds\":{{{}}}}}",
+            contents.total,
+            kinds.join(",")
+        );
     } else {
         println!("events  {}", contents.total);
         for (kind, n) in &contents.kinds {
@@ -182,16 +196,20 @@ fn create(path: &Option<PathBuf>) -> io::Result<Option<BufWriter<Box<dyn Write>>
 }
 
 fn check_or_ingest(db: Option<&Path>, args: CheckArgs) -> ExitCode {
+    let as_json = args.json;
     let specs = if args.files.is_empty() {
         vec!["-".to_string()]
     } else {
         args.files.clone()
     };
     if specs.iter().filter(|s| *s == "-").count() > 1 {
-        return fail("standard input (-) given more than once");
+        return fail_json(as_json, "standard input (-) given more than once");
     }
     if is_stdout(&args.rejects) && is_stdout(&args.valid) {
-        return fail("--rejects and --valid cannot both be standard output (-)");
+        return fail_json(
+            as_json,
+            "--rejects and --valid cannot both be standard output (-)",
+        );
     }
     // With a report on standard output, the summary goes to standard error so the two never mix.
     let summary_to_stderr = is_stdout(&args.rejects) || is_stdout(&args.valid);
@@ -199,13 +217,15 @@ fn check_or_ingest(db: Option<&Path>, args: CheckArgs) -> ExitCode {
     for spec in &specs {
         match Input::open(spec) {
             Ok(i) => inputs.push(i),
-            Err(e) => return fail(format!("{spec}: {e}")),
+            Err(e) => return fail_json(as_json, format!("{spec}: {e}")),
         }
     }
     let names: Vec<String> = inputs.iter().map(|i| i.name.clone()).collect();
     let (mut rejects, mut valid) = match (create(&args.rejects), create(&args.valid)) {
         (Ok(r), Ok(v)) => (r, v),
-        (Err(e), _) | (_, Err(e)) => return fail(format!("cannot create output file: {e}")),
+        (Err(e), _) | (_, Err(e)) => {
+            return fail_json(as_json, format!("cannot create output file: {e}"))
+        }
     };
     // `ingest` splits the budget: half for the check pipeline, half for the events queued for
     // the database. Sharing one pool would let the reader's chunks fill it and leave the saver one
@@ -219,7 +239,7 @@ fn check_or_ingest(db: Option<&Path>, args: CheckArgs) -> ExitCode {
     let mut saver = match db {
         Some(dir) => match Saver::open(dir, Arc::new(Budget::new(save_bytes))) {
             Ok(s) => Some(s),
-            Err(e) => return fail(e),
+            Err(e) => return fail_json(as_json, e),
         },
         None => None,
     };
@@ -276,17 +296,17 @@ fn check_or_ingest(db: Option<&Path>, args: CheckArgs) -> ExitCode {
         });
     let mut summary = match result {
         Ok(s) => s,
-        Err(e) => return fail(format!("cannot write output: {e}")),
+        Err(e) => return fail_json(as_json, format!("cannot write output: {e}")),
     };
     for w in [rejects.as_mut(), valid.as_mut()].into_iter().flatten() {
         if let Err(e) = w.flush() {
-            return fail(format!("cannot write output: {e}"));
+            return fail_json(as_json, format!("cannot write output: {e}"));
         }
     }
     let db = match saver.map(Saver::finish) {
         None => None,
         Some(Ok(c)) => Some(c),
-        Some(Err(e)) => return fail(e),
+        Some(Err(e)) => return fail_json(as_json, e),
     };
     if let Some(e) = save_error {
         summary.io_errors.push(e);
@@ -316,10 +336,13 @@ fn check_or_ingest(db: Option<&Path>, args: CheckArgs) -> ExitCode {
         Box::new(io::stdout())
     };
     if let Err(e) = print_summary(out, &summary, db.as_ref(), args.json) {
-        return fail(format!("cannot write the summary: {e}"));
+        return fail_json(as_json, format!("cannot write the summary: {e}"));
     }
     for e in &summary.io_errors {
         eprintln!("nostr-verify: {e}");
+    }
+    if summary.lines == 0 && summary.io_errors.is_empty() {
+        eprintln!("nostr-verify: the input is empty (no lines read)");
     }
     if !summary.io_errors.is_empty() {
         ExitCode::from(2)
@@ -354,6 +377,9 @@ fn print_summary(
             "seconds": (s.seconds * 1e6).round() / 1e6,
             "events_per_second": eps.round(),
         });
+        if let (false, Some(map)) = (s.io_errors.is_empty(), v.as_object_mut()) {
+            map.insert("error".into(), json!(s.io_errors.join("; ")));
+        }
         if let (Some(db), Some(map)) = (db, v.as_object_mut()) {
             map.insert(
                 "db".into(),
@@ -369,6 +395,9 @@ fn print_summary(
                     "invalid_delete": db.invalid_delete,
                     "other": db.other,
                     "errors": db.errors,
+                    "held_before": db.held_before,
+                    "superseded": db.superseded(),
+                    "held_after": db.held_after,
                 }),
             );
         }
@@ -413,6 +442,17 @@ fn print_summary(
         if db.errors > 0 {
             writeln!(out, "  errors           {}", db.errors)?;
         }
+        // `saved` counts what each save stored; later saves of the same input may remove some
+        // again (a newer replaceable or addressable version, a deletion request), so what the
+        // database holds (what `count` shows) is not simply the earlier total plus `saved`.
+        writeln!(
+            out,
+            "  holds now        {} (held {} before; {} saved, {} of the stored events removed again by newer versions or deletions)",
+            db.held_after,
+            db.held_before,
+            db.saved,
+            db.superseded()
+        )?;
     }
     out.flush()
 }

@@ -1059,6 +1059,30 @@ fn ingest_then_count_round_trips() {
         .sum();
     assert_eq!(sum, total, "per-kind counts add up to the total");
     assert!(total <= saved && total > 5000, "{total} of {saved}");
+    // The ingest summary explains the difference: what the database holds now is what `count`
+    // says, and the stored events removed again (older replaceable versions, deleted events)
+    // make up the gap to `saved`.
+    let db_j = &first["db"];
+    assert_eq!(int(db_j, "held_before"), 0);
+    assert_eq!(int(db_j, "held_after"), total);
+    assert_eq!(int(db_j, "superseded"), saved - total);
+    assert!(
+        saved > total,
+        "the corpus replaces and deletes some of its own events"
+    );
+    // Kinds come in numeric order in the JSON text (not as strings: 1, 10002, 3).
+    let text = String::from_utf8_lossy(&out.stdout);
+    let order: Vec<u64> = text
+        .split("\"kinds\":{")
+        .nth(1)
+        .expect("kinds object")
+        .split(',')
+        .filter_map(|kv| kv.split('"').nth(1).and_then(|k| k.parse().ok()))
+        .collect();
+    assert!(
+        order.len() > 10 && order.windows(2).all(|w| w[0] < w[1]),
+        "{order:?}"
+    );
     let text_out = run(&["count", "--db", s(&db)], None);
     assert!(String::from_utf8_lossy(&text_out.stdout).starts_with(&format!("events  {total}\n")));
 
@@ -1068,6 +1092,60 @@ fn ingest_then_count_round_trips() {
     let second = last_json(&out);
     assert_eq!(db_counts(&second), (0, int(&first, "valid"), 0));
     assert_eq!(int(&second["db"], "already_stored"), total);
+    assert_eq!(int(&second["db"], "held_before"), total);
+    assert_eq!(int(&second["db"], "held_after"), total);
     let again = last_json(&run(&["count", "--json", "--db", s(&db)], None));
     assert_eq!(again, c);
+}
+
+#[test]
+fn errors_reach_the_json_summary_and_clear_messages() {
+    let tmp = TempDir::new("errors-json");
+    // A corrupt gzip stream: exit 2, and the JSON summary says why.
+    let bad = tmp.path("bad.jsonl.gz");
+    let mut bytes = gzip(b"{\"not\":\"an event\"}\n");
+    let mid = bytes.len() / 2;
+    for b in &mut bytes[10..mid] {
+        *b ^= 0x5a;
+    }
+    std::fs::write(&bad, &bytes).expect("write");
+    let out = run(&["check", "--json", s(&bad)], None);
+    assert_eq!(code(&out), 2);
+    let j = last_json(&out);
+    let err = j["error"].as_str().expect("an error field");
+    assert!(err.contains("bad.jsonl.gz"), "{err}");
+    // Without an error there is no error field.
+    let good = tmp.path("empty.jsonl");
+    std::fs::write(&good, b"").expect("write");
+    let out = run(&["check", "--json", s(&good)], None);
+    assert_eq!(code(&out), 0);
+    assert!(last_json(&out).get("error").is_none());
+    // An empty input says so on standard error.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("the input is empty"), "{stderr}");
+    // A missing input file under --json: a JSON line with the error, exit 2.
+    let out = run(&["check", "--json", s(&tmp.path("missing.jsonl"))], None);
+    assert_eq!(code(&out), 2);
+    assert!(last_json(&out)["error"]
+        .as_str()
+        .expect("error")
+        .contains("missing.jsonl"));
+    // --db on a regular file: a message that says what is wrong, for ingest and count.
+    let file = tmp.path("a-file");
+    std::fs::write(&file, b"x").expect("write");
+    for args in [
+        &["ingest", "--db", s(&file), s(&good)][..],
+        &["count", "--db", s(&file)][..],
+    ] {
+        let out = run(args, None);
+        assert_eq!(code(&out), 2, "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("not a directory"), "{args:?}: {stderr}");
+        assert!(!stderr.contains("os error 17"), "{stderr}");
+    }
+    let out = run(&["count", "--json", "--db", s(&file)], None);
+    assert!(last_json(&out)["error"]
+        .as_str()
+        .expect("error")
+        .contains("not a directory"));
 }
