@@ -6,6 +6,12 @@
 //! portable backend only. No dependencies: it runs `$RUSTC --version` and parses the output.
 //! Setting `NOSTR_VERIFY_NO_IFMA=1` at build time leaves the IFMA code out as an old compiler
 //! would (used to check that the portable-only build stays warning-free).
+//!
+//! It also looks for the shared test data the data-driven tests read (`../shared/data` beside
+//! the checkout, or `$NOSTR_VERIFY_DATA`). When it is absent and `CI` is not `true`, it sets
+//! `--cfg nostr_verify_no_data`, under which those tests are `#[ignore]`d with a reason, so a
+//! run without the data reports them as ignored, not passed. Under `CI=true` the cfg is never
+//! set: the tests run and fail loudly when the data is missing.
 
 use std::env;
 use std::process::Command;
@@ -15,6 +21,7 @@ fn main() {
     println!("cargo::rerun-if-env-changed=RUSTC");
     println!("cargo::rerun-if-env-changed=NOSTR_VERIFY_NO_IFMA");
     println!("cargo::rustc-check-cfg=cfg(nostr_verify_ifma)");
+    shared_data("..");
 
     let x86_64 = env::var("CARGO_CFG_TARGET_ARCH").is_ok_and(|a| a == "x86_64");
     let opted_out = env::var_os("NOSTR_VERIFY_NO_IFMA").is_some_and(|v| v != "0");
@@ -34,4 +41,29 @@ fn rustc_minor() -> Option<u32> {
         return None;
     }
     parts.next()?.parse().ok()
+}
+
+/// Sets `cfg(nostr_verify_no_data)` when the shared test data is absent (see the module docs).
+/// `up` leads from this package's manifest directory to the checkout's parent directory.
+fn shared_data(up: &str) {
+    println!("cargo::rustc-check-cfg=cfg(nostr_verify_no_data)");
+    println!("cargo::rerun-if-env-changed=NOSTR_VERIFY_DATA");
+    println!("cargo::rerun-if-env-changed=CI");
+    let dir = match env::var_os("NOSTR_VERIFY_DATA") {
+        Some(d) => std::path::PathBuf::from(d),
+        None => std::path::Path::new(&env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default())
+            .join(up)
+            .join("shared")
+            .join("data"),
+    };
+    let readme = dir.join("README.md");
+    println!("cargo::rerun-if-changed={}", readme.display());
+    let ci = env::var("CI").is_ok_and(|v| v == "true");
+    if !ci && !readme.is_file() {
+        println!("cargo::rustc-cfg=nostr_verify_no_data");
+        println!(
+            "cargo::warning=shared test data not found at {}: the data-driven tests are ignored",
+            dir.display()
+        );
+    }
 }

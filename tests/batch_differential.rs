@@ -279,6 +279,10 @@ fn verify_one_matches_reference() {
     }
 }
 
+#[cfg_attr(
+    nostr_verify_no_data,
+    ignore = "needs the shared test data (../shared/data beside the checkout, or NOSTR_VERIFY_DATA)"
+)]
 #[test]
 fn real_events() {
     // The signatures of the real corpus: all valid over their claimed ids.

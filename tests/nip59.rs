@@ -49,6 +49,10 @@ fn assert_same(ours: &Outcome, theirs: &Result<UnwrappedGift, nostr::error::Erro
 
 // ---------------------------------------------------------------- spec vectors
 
+#[cfg_attr(
+    nostr_verify_no_data,
+    ignore = "needs the shared test data (../shared/data beside the checkout, or NOSTR_VERIFY_DATA)"
+)]
 #[test]
 fn spec_vectors_open_to_expected_rumors() {
     let Some(doc) = json_file("nip59-vectors.json") else {
@@ -104,6 +108,10 @@ fn spec_vectors_open_to_expected_rumors() {
     assert_eq!((opened, legacy), (3, 6));
 }
 
+#[cfg_attr(
+    nostr_verify_no_data,
+    ignore = "needs the shared test data (../shared/data beside the checkout, or NOSTR_VERIFY_DATA)"
+)]
 #[test]
 fn spec_example_passes_strict_checks_and_seal_matches() {
     let Some(doc) = json_file("nip59-vectors.json") else {

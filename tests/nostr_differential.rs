@@ -381,14 +381,26 @@ macro_rules! suite {
     ($m:ident, $v:ty) => {
         mod $m {
             use super::*;
+            #[cfg_attr(
+                nostr_verify_no_data,
+                ignore = "needs the shared test data (../shared/data beside the checkout, or NOSTR_VERIFY_DATA)"
+            )]
             #[test]
             fn real_corpus_matches_event_verify() {
                 real_corpus::<$v>();
             }
+            #[cfg_attr(
+                nostr_verify_no_data,
+                ignore = "needs the shared test data (../shared/data beside the checkout, or NOSTR_VERIFY_DATA)"
+            )]
             #[test]
             fn embedded_corpus_matches_event_verify() {
                 embedded_corpus::<$v>();
             }
+            #[cfg_attr(
+                nostr_verify_no_data,
+                ignore = "needs the shared test data (../shared/data beside the checkout, or NOSTR_VERIFY_DATA)"
+            )]
             #[test]
             fn malformed_lines_give_parse_errors() {
                 malformed::<$v>();

@@ -62,6 +62,10 @@ fn valid_ids(file: &Path) -> Vec<String> {
         .collect()
 }
 
+#[cfg_attr(
+    nostr_verify_no_data,
+    ignore = "needs the shared test data (../shared/data beside the checkout, or NOSTR_VERIFY_DATA)"
+)]
 #[test]
 fn real_corpus_gives_the_index_counts() {
     let Some(data) = common::data_dir() else {
@@ -135,6 +139,10 @@ fn real_corpus_gives_the_index_counts() {
     assert_eq!((int(&j, "events"), int(&j, "valid")), (valid, valid));
 }
 
+#[cfg_attr(
+    nostr_verify_no_data,
+    ignore = "needs the shared test data (../shared/data beside the checkout, or NOSTR_VERIFY_DATA)"
+)]
 #[test]
 fn same_id_with_another_signature_is_a_duplicate() {
     let Some(data) = common::data_dir() else {
@@ -171,6 +179,10 @@ fn same_id_with_another_signature_is_a_duplicate() {
     assert!(!kept.lines().any(|l| l == lines[144]));
 }
 
+#[cfg_attr(
+    nostr_verify_no_data,
+    ignore = "needs the shared test data (../shared/data beside the checkout, or NOSTR_VERIFY_DATA)"
+)]
 #[test]
 fn real_malformed_events_are_reported() {
     let Some(data) = common::data_dir() else {
@@ -226,6 +238,10 @@ fn with(v: &Value, key: &str, new: Value) -> Vec<u8> {
     serde_json::to_vec(&v).expect("serialize")
 }
 
+#[cfg_attr(
+    nostr_verify_no_data,
+    ignore = "needs the shared test data (../shared/data beside the checkout, or NOSTR_VERIFY_DATA)"
+)]
 #[test]
 fn malformed_lines_are_reported_per_line() {
     let Some(data) = common::data_dir() else {
@@ -466,6 +482,10 @@ fn malformed_lines_are_reported_per_line() {
     assert_eq!(valid_ids(&val), want_valid);
 }
 
+#[cfg_attr(
+    nostr_verify_no_data,
+    ignore = "needs the shared test data (../shared/data beside the checkout, or NOSTR_VERIFY_DATA)"
+)]
 #[test]
 fn default_line_cap_is_5_mib() {
     let Some(data) = common::data_dir() else {
@@ -672,6 +692,10 @@ fn counts(j: &Value) -> Value {
     j
 }
 
+#[cfg_attr(
+    nostr_verify_no_data,
+    ignore = "needs the shared test data (../shared/data beside the checkout, or NOSTR_VERIFY_DATA)"
+)]
 #[test]
 fn gzip_and_stdin_give_the_same_counts() {
     let Some(data) = common::data_dir() else {
@@ -720,6 +744,10 @@ fn gzip_and_stdin_give_the_same_counts() {
     assert!(int(&j, "lines") > 1000 && int(&j, "lines") < 5882, "{j}");
 }
 
+#[cfg_attr(
+    nostr_verify_no_data,
+    ignore = "needs the shared test data (../shared/data beside the checkout, or NOSTR_VERIFY_DATA)"
+)]
 #[test]
 fn exit_status_and_text_summary() {
     let Some(data) = common::data_dir() else {
@@ -769,6 +797,10 @@ fn exit_status_and_text_summary() {
     assert_eq!(code(&run(&["check"], Some(b""))), 0);
 }
 
+#[cfg_attr(
+    nostr_verify_no_data,
+    ignore = "needs the shared test data (../shared/data beside the checkout, or NOSTR_VERIFY_DATA)"
+)]
 #[test]
 fn usage_and_io_errors_exit_2() {
     let tmp = TempDir::new("usage");
@@ -897,6 +929,10 @@ fn help_and_version_on_every_command() {
     }
 }
 
+#[cfg_attr(
+    nostr_verify_no_data,
+    ignore = "needs the shared test data (../shared/data beside the checkout, or NOSTR_VERIFY_DATA)"
+)]
 #[test]
 fn dash_is_standard_output_and_the_summary_moves_to_stderr() {
     let tmp = TempDir::new("dash");
@@ -951,6 +987,10 @@ fn db_counts(j: &Value) -> (u64, u64, u64) {
     (int(db, "saved"), int(db, "rejected"), int(db, "errors"))
 }
 
+#[cfg_attr(
+    nostr_verify_no_data,
+    ignore = "needs the shared test data (../shared/data beside the checkout, or NOSTR_VERIFY_DATA)"
+)]
 #[test]
 fn ingest_then_count_round_trips() {
     let Some(data) = common::data_dir() else {
