@@ -1,4 +1,4 @@
-//! Backend benchmarks: `lift_x_many_vartime` and `add_affine_pairs_vartime` on every arm this
+//! Benchmark of the backends: `lift_x_many_vartime` and `add_affine_pairs_vartime` on every arm this
 //! machine can run, timed in thread CPU time.
 //!
 //! `cargo bench --bench backend` first prints a summary table (median thread CPU time per

@@ -1,4 +1,4 @@
-//! Batch verification against libsecp256k1 single verification, in thread CPU time.
+//! Benchmark: batch verification against libsecp256k1 single verification, in thread CPU time.
 //!
 //! `cargo bench --bench batch`: per batch size (16, 64, 256, 1024) and key distribution
 //! (all distinct, 8 keys), `Verifier::verify_batch` with a warm key cache and libsecp256k1

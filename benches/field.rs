@@ -1,4 +1,4 @@
-//! Field microbenchmarks in thread CPU time: mul, square, sqrt, inverse, batch inverse.
+//! Benchmark: field microbenchmarks in thread CPU time: mul, square, sqrt, inverse, batch inverse.
 //!
 //! `cargo bench --bench field` runs the criterion group and prints a summary table of
 //! medians next to libsecp256k1's `bench_internal` figures on the reference machine

@@ -1,4 +1,4 @@
-//! Group microbenchmarks in thread CPU time: doubling, mixed and Jacobian addition,
+//! Benchmark: group microbenchmarks in thread CPU time: doubling, mixed and Jacobian addition,
 //! lift_x, conversion to affine.
 //!
 //! `cargo bench --bench group` runs the criterion group and prints a summary table of

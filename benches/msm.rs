@@ -1,4 +1,4 @@
-//! Multi-scalar multiplication in thread CPU time: Strauss and batch-affine Pippenger over the
+//! Benchmark: multi-scalar multiplication in thread CPU time: Strauss and batch-affine Pippenger over the
 //! point counts the batch verifier meets (`N = n + 2k + 2`), with the window the crate picks.
 //!
 //! `cargo bench --bench msm`. The full width sweep behind the parameters is

@@ -1,4 +1,4 @@
-//! Scalar, GLV-split and digit-recoding microbenchmarks, in thread CPU time.
+//! Benchmark: scalar, GLV-split and digit-recoding microbenchmarks, in thread CPU time.
 //!
 //! `cargo bench --bench scalar` runs the criterion groups and then prints a summary table of
 //! medians with ratios against libsecp256k1: in-run through the `secp256k1` crate

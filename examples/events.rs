@@ -1,4 +1,4 @@
-//! Verifying real Nostr events: `verify_batch()` against a loop of nostr's `Event::verify()`,
+//! Benchmark: verifying real Nostr events: `verify_batch()` against a loop of nostr's `Event::verify()`,
 //! in the same run, then the ingest service's throughput with 1 and 2 worker threads.
 //!
 //! ```text

@@ -1,4 +1,4 @@
-//! Opening many gift wraps: `nostr_verify::nip59` against a loop of nostr's
+//! Benchmark: opening many gift wraps: `nostr_verify::nip59` against a loop of nostr's
 //! `UnwrappedGift::from_gift_wrap`, in the same run.
 //!
 //! ```text

@@ -1,4 +1,4 @@
-//! Fairness of the ingest service: an honest source's latency alone, then while another
+//! Benchmark: fairness of the ingest service: an honest source's latency alone, then while another
 //! source floods the service at full speed with valid events, then with invalid signatures.
 //!
 //! ```text

@@ -1,4 +1,4 @@
-//! The sweep behind the MSM parameters (`docs/benchmarks.md#msm-sweep-and-window-choice`):
+//! Benchmark: the sweep behind the MSM parameters (`docs/benchmarks.md#msm-sweep-and-window-choice`):
 //! Strauss widths and Pippenger window widths per point count, the crate's own choice
 //! (`msm::msm_vartime`), and the batch size below which one-at-a-time wins.
 //!

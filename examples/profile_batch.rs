@@ -1,4 +1,4 @@
-//! Profiling helper: verifies the same batch (`N` signatures, default 1024, by `KEYS` keys,
+//! Benchmark and profiling helper: verifies the same batch (`N` signatures, default 1024, by `KEYS` keys,
 //! default all distinct; cold keys each time, scratch reused) in a loop (`ITERS`), for
 //! `perf record`.
 //! `cargo run --release --example profile_batch`.

@@ -317,6 +317,37 @@ fn equation_cost(points: usize) -> u64 {
 ///
 /// Its `Debug` output shows the counters and cache sizes, never the weights' secret (nor the
 /// key cache's SipHash key).
+///
+/// ```
+/// # #[cfg(feature = "nostr")] {
+/// use nostr::event::{Event, EventBuilder, FinalizeEvent, Kind};
+/// use nostr::key::Keys;
+/// use nostr_verify::{SigRef, Verifier};
+///
+/// let keys = Keys::generate();
+/// let mut events: Vec<Event> = (0..64)
+///     .map(|i| EventBuilder::new(Kind::TextNote, format!("note {i}")).finalize(&keys).unwrap())
+///     .collect();
+/// events[9].sig = events[8].sig; // a signature over another event's id
+///
+/// // Borrowed in place: x-only key, message (the event id), signature.
+/// let sigs: Vec<SigRef<'_>> = events
+///     .iter()
+///     .map(|e| SigRef { pubkey: e.pubkey.as_bytes(), msg: e.id.as_bytes(), sig: e.sig.as_ref() })
+///     .collect();
+///
+/// let mut verifier = Verifier::new();
+/// let mut ok = Vec::new();
+/// assert!(!verifier.verify_batch(&sigs, &mut ok));
+/// assert_eq!(ok.iter().position(|&v| !v), Some(9));
+/// assert!(!verifier.verify_all(&sigs)); // the equation alone: all or nothing
+/// assert!(verifier.verify_all(&sigs[..9]));
+///
+/// // Owned arrays work the same way.
+/// let (pubkey, msg, sig) = (events[0].pubkey.to_bytes(), events[0].id.to_bytes(), *events[0].sig.as_ref());
+/// assert!(verifier.verify_one(&SigRef { pubkey: &pubkey, msg: &msg, sig: &sig }));
+/// # }
+/// ```
 pub struct Verifier {
     secret: [u8; 32],
     counter: u64,

@@ -1,4 +1,10 @@
-#![doc = include_str!("../README.md")]
+// The README is the crate's front page. Its code blocks are complete programs for users to paste
+// (no hidden lines), built and run by `tests/readme.rs`, so they are not collected as doctests;
+// the compiled doctests live on the items (`Verifier`, `VerifyBatchExt`, `IngestService`, ...).
+#![cfg_attr(not(doctest), doc = include_str!("../README.md"))]
+// docs.rs builds with all features and `--cfg docsrs`: every item is marked with the feature it
+// needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![cfg_attr(not(test), warn(clippy::unwrap_used))]
 
 // The arithmetic, the backends and the MSM are internals: public only under the `internals`

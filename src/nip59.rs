@@ -151,6 +151,37 @@ pub struct CacheStats {
 ///
 /// Signature verification state (parsed public keys) lives in the thread's
 /// [`crate::with_thread_verifier`] verifier used by [`crate::VerifyBatchExt`].
+///
+/// ```
+/// use nostr::event::{EventBuilder, FinalizeEvent, FinalizeUnsignedEvent, Kind, Tag};
+/// use nostr::key::Keys;
+/// use nostr::nips::nip59::{GiftWrapBuilder, UnwrappedGift};
+/// use nostr_verify::nip59::{GiftUnwrapper, Step};
+///
+/// let (me, alice) = (Keys::generate(), Keys::generate());
+/// let wraps: Vec<_> = (0..4)
+///     .map(|i| {
+///         let rumor = EventBuilder::new(Kind::PrivateDirectMessage, format!("hello {i}"))
+///             .tags([Tag::public_key(me.public_key())])
+///             .finalize_unsigned(alice.public_key());
+///         GiftWrapBuilder::new(me.public_key(), rumor).finalize(&alice).unwrap()
+///     })
+///     .collect();
+/// let mut damaged = wraps.clone();
+/// damaged[2].content.pop();
+///
+/// let mut inbox = GiftUnwrapper::new(me.clone());
+/// let results = inbox.unwrap_gift_wraps(&damaged);
+/// assert_eq!(results[0].as_ref().unwrap().rumor.content, "hello 0");
+/// assert_eq!(results[0].as_ref().unwrap().sender, alice.public_key());
+/// assert_eq!(results[2].as_ref().unwrap_err().step(), Step::WrapInvalidId);
+/// // Exactly nostr's results, one per wrap.
+/// for (ours, wrap) in results.iter().zip(&damaged) {
+///     assert_eq!(ours.is_ok(), UnwrappedGift::from_gift_wrap(&me, wrap).is_ok());
+/// }
+/// // Alice's conversation key was derived once and is reused by later calls.
+/// assert!(inbox.unwrap_gift_wraps(&wraps).iter().all(Result::is_ok));
+/// ```
 pub struct GiftUnwrapper {
     keys: Keys,
     cache: KeyCache,

@@ -139,6 +139,26 @@ impl fmt::Display for Verdict {
 ///
 /// Verdicts come in the collection's iteration order: for `Events` that is `Events::iter()`'s
 /// order (newest first), not the order the events arrived in.
+///
+/// ```
+/// use nostr::event::{Event, EventBuilder, FinalizeEvent, Kind};
+/// use nostr::key::Keys;
+/// use nostr_verify::{Verdict, VerifyBatchExt};
+///
+/// let keys = Keys::generate();
+/// let mut events: Vec<Event> = (0..8)
+///     .map(|i| EventBuilder::new(Kind::TextNote, format!("note {i}")).finalize(&keys).unwrap())
+///     .collect();
+/// events[3].content.push('!'); // edited after signing: the id no longer matches
+/// events[5].sig = events[4].sig; // another event's signature
+///
+/// let verdicts = events.verify_batch(); // one per event, in order
+/// assert_eq!(verdicts[3], Verdict::InvalidId);
+/// assert_eq!(verdicts[5], Verdict::InvalidSignature);
+/// assert_eq!(verdicts.iter().filter(|v| v.is_valid()).count(), 6);
+/// assert!(!events.verify_all());
+/// assert!(events[..3].verify_all());
+/// ```
 pub trait VerifyBatchExt {
     /// One verdict per event, in iteration order, exactly as `Event::verify` decides.
     fn verify_batch(&self) -> Vec<Verdict>;

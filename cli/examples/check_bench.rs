@@ -1,4 +1,4 @@
-//! Throughput of `nostr-verify check` against a single-threaded `Event::from_json` +
+//! Benchmark: throughput of `nostr-verify check` against a single-threaded `Event::from_json` +
 //! `Event::verify` loop over the same lines, measured in one run.
 //!
 //! ```text

@@ -1,4 +1,4 @@
-//! Client CPU per event: stock `Client::fetch_events` vs `VerifiedClient::fetch_events`.
+//! Benchmark: client CPU per event: stock `Client::fetch_events` vs `VerifiedClient::fetch_events`.
 //!
 //! ```text
 //! cargo run --release -p nostr-verify-sdk --example relay_ingest -- --events 20000 --authors 50 --relays 2

@@ -1041,7 +1041,32 @@ impl<E: EventView + Send + 'static> Shared<E> {
 /// The ingest service: worker threads, a timer thread, and the per-peer queues.
 ///
 /// `E` is the event type: `nostr::event::Event` (default) or, with feature `nostr-0-44`,
-/// `nostr044::Event`.
+/// `nostr044::Event`. `IngestService::new` alone cannot infer it: name it, as below.
+///
+/// ```
+/// use nostr::event::{Event, EventBuilder, FinalizeEvent, Kind};
+/// use nostr::key::Keys;
+/// use nostr_verify::ingest::{IngestConfig, IngestService};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let service: IngestService<Event> = IngestService::new(IngestConfig::default().workers(2));
+/// let source = service.source_for("wss://relay.example.com"); // one per connection
+///
+/// let keys = Keys::generate();
+/// let mut bad = EventBuilder::new(Kind::TextNote, "edited").finalize(&keys)?;
+/// bad.content.push('!');
+/// let good = EventBuilder::new(Kind::TextNote, "hello").finalize(&keys)?;
+///
+/// let (t1, t2) = (source.enqueue(good).await?, source.enqueue(bad).await?);
+/// source.flush(); // e.g. at EOSE: do not wait for the latency budget
+/// assert!(t1.await?.verdict.is_valid());
+/// assert!(!t2.await?.verdict.is_valid());
+/// let stats = service.shutdown().await; // answers everything still pending
+/// assert_eq!(stats.events, 2);
+/// # Ok(())
+/// # }
+/// ```
 pub struct IngestService<E: EventView + Send + 'static = ::nostr::event::Event> {
     shared: Arc<Shared<E>>,
 }
