@@ -15,8 +15,11 @@
 //! - [`constants`]: G, β, λ, each with its provenance and a test that recomputes it.
 //!
 //! # Variable time
-//! Everything named `_vartime` branches on its inputs. The crate verifies signatures,
-//! so all data reaching this layer is public; no secret ever passes through it.
+//! Everything named `_vartime` branches on its inputs. The crate verifies signatures, so
+//! the data reaching this layer is public (keys, messages, signatures) with one exception:
+//! the batch weights, secret to the verifier, enter variable-time scalar arithmetic and
+//! multiplication. That is safe because a verifier reveals no timing-dependent result other
+//! than the verdicts (`src/batch.rs`, "Variable time").
 //!
 #![doc = include_str!("../docs/arithmetic.md")]
 

@@ -33,27 +33,50 @@
 //! weights nobody outside saw).
 //!
 //! # Narrowing
-//! When the equation fails, the failing signatures are found by re-running the equation on
-//! halves, reusing lifted points, challenges and weights: test the left half; if it holds, the
-//! right half is known to fail and is split without being tested; otherwise both are
-//! searched. At every failing node one signature chosen with the weights is checked with
-//! libsecp256k1 first: if it is invalid, failures are dense there and the whole node is
-//! checked one at a time. Nodes of at most `LEAF` (4) signatures are checked one at a time.
-//! A batch of 128 or more first has one signature checked by libsecp256k1 before the
-//! equation: if that one is invalid, the whole batch goes one at a time, so a flood of
-//! invalid signatures costs about what one-at-a-time verification costs.
-//! Every `false` verdict from the equation path is therefore libsecp256k1's own.
+//! This section is the one statement of the narrowing rules and their cost model; the code
+//! below ([`Verifier::settle`], [`Verifier::narrow`]) implements it, and `docs/batch.md` and
+//! the README point here. Every equation while narrowing reuses the batch's lifted points,
+//! challenges and weights. Every `false` verdict is libsecp256k1's own.
 //!
-//! When the equation fails, a few signatures drawn with the weights are checked one at a time
-//! first: two or more invalid among them mean dense failures, and the rest goes one at a
-//! time. Otherwise narrowing works on an order the submitter cannot predict (key groups and
-//! the signatures within them sorted by weight), and within a work budget: it keeps an
-//! account of the estimated cost of its equations less the single checks saved by those that
-//! held, and once the next equation would take the account past a quarter of a single check
-//! per signature, it checks every open signature one at a time. Invalid signatures sprinkled
-//! through a batch (which make every node fail) then cost at most the failed batch equation
-//! plus 25 % over one-at-a-time checking, while one or two invalid signatures, whose sibling
-//! halves hold, stay clear of the limit.
+//! 1. **Probe first.** A batch of [`PROBE_FIRST`] (128) or more has one signature, picked by
+//!    the weights, checked with libsecp256k1 before any equation. If it is invalid, a second
+//!    one elsewhere is checked: both invalid means dense failures (a flood), and every
+//!    signature is checked one at a time with no equation at all; the second valid means the
+//!    first may have been the only bad one, and it is set aside while the equation runs over
+//!    the rest. A valid probe costs one single check per batch.
+//! 2. **Sample.** When the equation fails, signatures drawn with the weights are checked one
+//!    at a time: about one per four single checks' worth of the failed equation, twice that
+//!    if the first draw found exactly one invalid, at most [`SAMPLES_MAX`] in all. Two or more
+//!    invalid mean dense failures (about one in 16 or more): the rest goes one at a time,
+//!    where narrowing would pay for equations on top.
+//! 3. **Secret order.** Otherwise the rest is reordered by the weights, which the submitter
+//!    cannot predict: key groups by their first member's weight, and by weight within a group
+//!    (one key term per node). The arrival order (the submitter's choice) then no longer
+//!    decides which signatures share a node, so invalid signatures cannot be placed one per
+//!    node to make every node fail. With one invalid sample, one equation over the rest first
+//!    tells whether it was the only one.
+//! 4. **Halving.** At a node known to fail, one signature picked by the weights is checked
+//!    with libsecp256k1. Invalid: one equation over the rest of the node decides between "it
+//!    was the only one" and one at a time for the node. Valid: the left half is tested; if it
+//!    holds, the right half is known to fail and is split untested; if not, the right half
+//!    is tested first (it usually holds, paying the budget back early), then the left half is
+//!    searched. Nodes of at most [`LEAF`] (4) signatures go one at a time.
+//! 5. **Budget.** Narrowing keeps an account in units of one libsecp256k1 check with a cached
+//!    key ([`SINGLE`]): each equation adds its estimated cost ([`equation_cost`]), each one
+//!    that holds takes off the single checks it saved. When the next equation would take the
+//!    account past [`BUDGET_PER_SIG`] (a quarter of a single check) per signature of the
+//!    batch, every open signature goes one at a time ([`Stats::budget_exhausted`]).
+//!    Sprinkled invalid signatures (one in 5 to one in 16, which make every node fail) thus
+//!    cost the failed equation plus at most 25 % over one-at-a-time checking, while one or two
+//!    invalid signatures, whose sibling halves hold, keep the account negative and never
+//!    reach the limit.
+//! 6. **Cost model.** [`equation_cost`] is the MSM sweep's µs per point for the algorithm the
+//!    MSM picks at that point count, divided by one cached-key libsecp256k1 verification,
+//!    measured on the IFMA backend, and the same on every backend (not scaled for portable,
+//!    whose MSM takes about twice as long): scaled, the budget no longer covered the two half
+//!    equations that find a lone invalid signature among distinct keys, and such batches went
+//!    one at a time (`docs/experiments.md`). On portable, narrowing with a few invalid
+//!    signatures the sample misses may therefore spend up to twice the nominal budget.
 //!
 //! Per-signature pre-checks (`r ≥ p`, `s ≥ n`, `r` not an x coordinate, key not an x
 //! coordinate) give `false` for that signature alone, without failing the batch; they are the
@@ -78,14 +101,14 @@ use secp256k1::{PublicKey, XOnlyPublicKey};
 use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 
 /// Below this many signatures, [`Verifier::verify_batch`] checks signatures one at a time
-/// with libsecp256k1 (measured: see `docs/benchmarks.md#smallest-batch-min_batch`).
+/// with libsecp256k1 (measured: `docs/batch.md`, "Performance").
 pub const MIN_BATCH: usize = 4;
 
 /// Narrowing checks nodes of at most this many signatures one at a time.
 pub(crate) const LEAF: usize = 4;
 
 /// From this many signatures on, one signature is checked with libsecp256k1 before the
-/// equation (see [`Verifier::narrow`]).
+/// equation (module doc, "Narrowing", step 1: [`Verifier::settle`]).
 pub(crate) const PROBE_FIRST: usize = 128;
 
 /// [`Verifier::verify_batch_two_threads`] splits lifts and MSMs from this many items on.
@@ -96,18 +119,20 @@ pub(crate) const SINGLE: u64 = 1000;
 
 /// Narrowing's budget: its equations may cost at most this much more than the signatures
 /// they accept would have cost one at a time, per signature of the batch, in thousandths of
-/// a single check (a quarter of a single check per signature). See [`Verifier::narrow`].
+/// a single check (a quarter of a single check per signature). Module doc, "Narrowing", step 5.
 pub(crate) const BUDGET_PER_SIG: u64 = SINGLE / 4;
 
-/// At most this many signatures are sampled one at a time when a batch equation fails (see
-/// [`Verifier::settle`]).
+/// At most this many signatures are sampled one at a time when a batch equation fails
+/// (module doc, "Narrowing", step 2).
 pub(crate) const SAMPLES_MAX: usize = 96;
 
 /// The tag of the weight derivation.
 const WEIGHTS_TAG: &[u8] = b"nostr-verify/batch-weights";
 
-/// Counters kept by a [`Verifier`].
+/// Counters kept by a [`Verifier`]. New counters may be added in any release
+/// (`#[non_exhaustive]`): read the fields, do not build the struct.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Stats {
     /// Batch equations evaluated (including the ones on halves while narrowing).
     pub batches: u64,
@@ -282,14 +307,8 @@ struct Budget {
 /// The estimated cost of a batch equation over `points` MSM points, in thousandths of a single
 /// check (the unit of [`SINGLE`] and [`Budget`]).
 ///
-/// From the MSM sweep and the smallest-batch table of `docs/benchmarks.md`: µs per point of
-/// the algorithm the MSM picks, divided by the time of one libsecp256k1 verification with a
-/// cached key, then rounded up, on the IFMA backend. The portable backend's MSM takes about
-/// twice as long, but the model is the same on both, so narrowing makes the same decisions on
-/// either backend: scaled for portable, the budget no longer covered the two half equations
-/// that find a lone invalid signature among distinct keys when the first half tested is the
-/// failing one, and such a batch went one at a time. On portable, narrowing with a few
-/// invalid signatures the sample misses may therefore spend up to twice the nominal budget.
+/// Narrowing's estimate of one equation over `points` points, in thousandths of a single
+/// check: the cost model of the narrowing rules (module doc, "Narrowing", step 6).
 fn equation_cost(points: usize) -> u64 {
     // (largest point count, cost per point in thousandths of a single check)
     const PER_POINT: [(usize, u64); 7] = [
@@ -1085,24 +1104,8 @@ impl Verifier {
         }
     }
 
-    /// Finds the verdicts of all of `prep`: the batch equation, and narrowing if it fails.
-    ///
-    /// A batch of [`PROBE_FIRST`] or more first has one signature (picked by the weights)
-    /// checked with libsecp256k1. If it is invalid, a second one elsewhere is checked: if that
-    /// is invalid too, failures are likely dense (a flood of bad signatures) and everything is
-    /// checked one at a time instead of paying for the equation too. If the second is valid,
-    /// the first may have been the batch's only bad signature (a 1-in-m draw): it is set aside
-    /// and the equation runs over the rest. Otherwise this costs one single check per batch.
-    ///
-    /// When the equation fails, a few signatures drawn with the weights are checked one at a
-    /// time (about one per four single checks' worth of the failed equation, twice that if
-    /// the first draw found exactly one invalid, at most [`SAMPLES_MAX`] in all): two or more
-    /// invalid ones among them mean invalid signatures are
-    /// dense (one in 16 or more, most likely), and the rest is checked one at a time, where
-    /// narrowing would pay for equations on top. Otherwise the rest is put in an order secret
-    /// to the submitter ([`Verifier::shuffle`]) and narrowed ([`Verifier::narrow`]) within a
-    /// work budget of [`BUDGET_PER_SIG`] per signature; with one invalid sample, one equation
-    /// over the rest first checks whether it was the only one.
+    /// Finds the verdicts of all of `prep`: the batch equation, and narrowing if it fails,
+    /// by steps 1 to 3 of the narrowing rules (module doc, "Narrowing").
     fn settle(&mut self, sigs: &[SigRef<'_>], ok: &mut [bool]) {
         let m = self.work.prep.len();
         if m == 0 {
@@ -1198,24 +1201,7 @@ impl Verifier {
     }
 
     /// Finds the verdicts of `prep[lo..hi]`; `failed` says the equation is known to fail there.
-    ///
-    /// Test the left half; if it holds, the right half is known to fail and is split without
-    /// being tested; otherwise the right half is searched first (it usually holds, paying
-    /// back the budget early), then the left. At every failing node one signature chosen
-    /// with the weights is checked with libsecp256k1 first: if it is invalid, failures are
-    /// likely dense there, and one equation over the rest decides between "it was the only
-    /// one" and one-at-a-time for the node. Nodes of at most [`LEAF`] signatures go one at a
-    /// time.
-    ///
-    /// # Budget
-    /// Sprinkled invalid signatures (one in 5 to one in 16, say) make every node fail down to
-    /// the leaves, so equations would come on top of a near-full set of single checks. The
-    /// [`Budget`] keeps the account: each equation adds its estimated cost
-    /// ([`equation_cost`]), each that holds takes off the single checks it saved. Narrowing
-    /// then costs what one-at-a-time checking costs plus the account; when an equation would
-    /// take it past [`BUDGET_PER_SIG`] per signature, every signature still open is checked
-    /// one at a time. A lone invalid signature keeps the account negative (halves hold),
-    /// so it never reaches the limit.
+    /// Steps 4 and 5 of the narrowing rules (module doc, "Narrowing").
     fn narrow(&mut self, sigs: &[SigRef<'_>], ok: &mut [bool], lo: usize, hi: usize, failed: bool) {
         let m = hi - lo;
         if m == 0 {

@@ -3,8 +3,8 @@
 //! [`msm_vartime`] is the one entry point: Strauss's interleaved wNAF ([`straus`]) up to
 //! [`STRAUSS_MAX`] points, Pippenger's bucket method with batch-affine additions
 //! ([`pippenger`]) above, with the window width from [`pippenger::window_for`]. Both the
-//! switch point and the windows come from the sweep recorded in
-//! `docs/benchmarks.md#msm-sweep-and-window-choice` (`cargo run --release --example msm_sweep`).
+//! switch point and the windows come from the MSM sweep described in `docs/batch.md`
+//! (`cargo run --release --example msm_sweep` reproduces it).
 //!
 //! Scalars are at most 128 bits: the batch verifier's random weights are 128-bit already, and
 //! 256-bit scalars are GLV-split (key terms) or split at 2^128 (the generator) before they get

@@ -7,32 +7,14 @@
 
 mod common;
 
+use common::bigint::{fe_from as fe, fe_value as big, p, random_fe};
+
 use nostr_verify::arithmetic::field::FieldElement;
 use nostr_verify::arithmetic::group::{AffinePoint, JacobianPoint};
 use nostr_verify::backend::{self, Backend, WordPoint};
 use num_bigint::BigUint;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-
-fn p() -> BigUint {
-    (BigUint::from(1u8) << 256) - BigUint::from(0x1_0000_03D1u64)
-}
-
-fn big(f: &FieldElement) -> BigUint {
-    BigUint::from_bytes_be(&f.to_bytes())
-}
-
-fn fe(v: &BigUint) -> FieldElement {
-    let bytes = v.to_bytes_be();
-    let mut b = [0u8; 32];
-    b[32 - bytes.len()..].copy_from_slice(&bytes);
-    FieldElement::from_bytes(&b).expect("value < p")
-}
-
-fn random_fe(rng: &mut StdRng) -> FieldElement {
-    let b: [u8; 32] = rng.gen();
-    fe(&(BigUint::from_bytes_be(&b) % p()))
-}
 
 /// Which arms run here. Both on an IFMA machine; says so when IFMA is missing.
 fn arms() -> Vec<Backend> {

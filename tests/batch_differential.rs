@@ -590,16 +590,17 @@ fn invalid_signatures_on_node_boundaries() {
 
 /// The counters' growth from `a` to `b`.
 fn delta(a: Stats, b: Stats) -> Stats {
-    Stats {
-        batches: b.batches - a.batches,
-        batches_held: b.batches_held - a.batches_held,
-        batch_accepted: b.batch_accepted - a.batch_accepted,
-        single_checked: b.single_checked - a.single_checked,
-        budget_exhausted: b.budget_exhausted - a.budget_exhausted,
-        key_cache_hits: b.key_cache_hits - a.key_cache_hits,
-        key_cache_misses: b.key_cache_misses - a.key_cache_misses,
-        shared_cache_hits: b.shared_cache_hits - a.shared_cache_hits,
-    }
+    // `Stats` is `#[non_exhaustive]`: start from `b` and subtract field by field.
+    let mut d = b;
+    d.batches -= a.batches;
+    d.batches_held -= a.batches_held;
+    d.batch_accepted -= a.batch_accepted;
+    d.single_checked -= a.single_checked;
+    d.budget_exhausted -= a.budget_exhausted;
+    d.key_cache_hits -= a.key_cache_hits;
+    d.key_cache_misses -= a.key_cache_misses;
+    d.shared_cache_hits -= a.shared_cache_hits;
+    d
 }
 
 #[test]

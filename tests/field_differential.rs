@@ -6,6 +6,8 @@
 
 mod common;
 
+use common::bigint::{from_be as big_from_bytes, p, to_be as bytes_from_big};
+
 use nostr_verify::arithmetic::field::{FieldElement, FieldElement4x64};
 use num_bigint::BigUint;
 use num_traits::{One, Zero};
@@ -13,22 +15,6 @@ use rand::{Rng, RngCore, SeedableRng};
 
 const M52: u64 = (1 << 52) - 1;
 const M48: u64 = (1 << 48) - 1;
-
-fn p() -> BigUint {
-    (BigUint::one() << 256) - (BigUint::one() << 32) - BigUint::from(977u32)
-}
-
-fn big_from_bytes(b: &[u8; 32]) -> BigUint {
-    BigUint::from_bytes_be(b)
-}
-
-fn bytes_from_big(x: &BigUint) -> [u8; 32] {
-    let v = x.to_bytes_be();
-    assert!(v.len() <= 32);
-    let mut out = [0u8; 32];
-    out[32 - v.len()..].copy_from_slice(&v);
-    out
-}
 
 /// The integer the stored limbs stand for (not reduced).
 fn raw_value(a: &FieldElement) -> BigUint {

@@ -6,6 +6,8 @@
 
 mod common;
 
+use common::bigint::{n, random_fe};
+
 use nostr_verify::arithmetic::constants::{BETA, LAMBDA_BYTES};
 use nostr_verify::arithmetic::field::FieldElement;
 use nostr_verify::arithmetic::group::{AffinePoint, JacobianPoint};
@@ -53,18 +55,6 @@ fn inflate(x: &FieldElement, extra: u32) -> FieldElement {
 }
 
 /// A random nonzero field element.
-fn random_fe(rng: &mut impl RngCore) -> FieldElement {
-    loop {
-        let mut b = [0u8; 32];
-        rng.fill_bytes(&mut b);
-        if let Some(z) = FieldElement::from_bytes(&b) {
-            if !z.is_zero() {
-                return z;
-            }
-        }
-    }
-}
-
 /// `a` in Jacobian form with a random Z and coordinates of magnitude 1..=4.
 fn random_jacobian(a: &AffinePoint, rng: &mut impl RngCore) -> JacobianPoint {
     let z = random_fe(rng);
@@ -77,14 +67,6 @@ fn random_jacobian(a: &AffinePoint, rng: &mut impl RngCore) -> JacobianPoint {
         z: inflate(&z, mag(rng)),
         infinity: false,
     }
-}
-
-fn n() -> BigUint {
-    BigUint::parse_bytes(
-        b"fffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141",
-        16,
-    )
-    .expect("hex")
 }
 
 #[test]

@@ -4,29 +4,17 @@
 
 mod common;
 
+use common::bigint::{n, p, to_be as bytes32};
+
 use nostr_verify::arithmetic::constants::{BETA, LAMBDA_BYTES};
 use nostr_verify::arithmetic::scalar::{glv::LAMBDA, Scalar};
 use num_bigint::BigUint;
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use secp256k1::{PublicKey, Secp256k1, SecretKey};
 
-const N_HEX: &str = "FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141";
-const P_HEX: &str = "FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEFFFFFC2F";
-
-fn big(hex: &str) -> BigUint {
-    BigUint::parse_bytes(hex.as_bytes(), 16).unwrap()
-}
-
-fn bytes32(v: &BigUint) -> [u8; 32] {
-    let b = v.to_bytes_be();
-    let mut out = [0u8; 32];
-    out[32 - b.len()..].copy_from_slice(&b);
-    out
-}
-
 /// 32-byte strings at the edges: 0, 1, n − 1, n, n + 1, 2^256 − 1, λ, 2^128 ± 1, 2^255 …
 fn edge_bytes() -> Vec<[u8; 32]> {
-    let n = big(N_HEX);
+    let n = n();
     let one = BigUint::from(1u32);
     let lambda = BigUint::from_bytes_be(&LAMBDA_BYTES);
     let vals = [
@@ -101,7 +89,7 @@ fn parsing_matches_libsecp256k1() {
         match ours {
             Some(o) => assert_eq!(red, o),
             None => {
-                let expect = BigUint::from_bytes_be(&b) - big(N_HEX);
+                let expect = BigUint::from_bytes_be(&b) - n();
                 assert_eq!(red.to_bytes(), bytes32(&expect));
             }
         }
@@ -161,7 +149,7 @@ fn lambda_times_g_is_beta_x_g() {
         LAMBDA_BYTES,
         "glv::LAMBDA and constants::LAMBDA_BYTES"
     );
-    let p = big(P_HEX);
+    let p = p();
     let beta = BigUint::from_bytes_be(&BETA.to_bytes());
     let mut rng = StdRng::seed_from_u64(23);
     for i in 0..50 * common::scale() {

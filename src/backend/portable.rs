@@ -17,7 +17,7 @@ pub(crate) fn lift_x_many_vartime(xs: &[FieldElement], ys: &mut [FieldElement], 
 }
 
 /// Square roots in flight at once in [`lift_x_many`]: independent chains overlap in the
-/// CPU (`docs/benchmarks.md`, "Portable arm: BMI2 and ADX").
+/// CPU (`docs/backend.md`, "Performance").
 const LIFT_LANES: usize = 4;
 
 /// x³ + 7 in 4×64-bit words.
@@ -193,8 +193,7 @@ fn affine(x: F, y: F) -> AffinePoint {
 /// How many pairs ahead of the one being read [`add_pairs`] asks for a pair's points, where the
 /// build can prefetch (the BMI2/ADX build): the gathered points of a Pippenger round are
 /// scattered over a pool of megabytes, and each read otherwise waits on the cache miss.
-/// 2 to 25 measured within noise of each other (`docs/benchmarks.md`, "The portable arm's
-/// word pool").
+/// 2 to 25 measured within noise of each other (`docs/experiments.md`, prefetch distances).
 const PREFETCH_AHEAD: usize = 8;
 
 /// `put(i, p + q)` for the points `(p, q)` whose coordinates `get(i)` returns, `i in 0..n`;
@@ -213,7 +212,7 @@ const PREFETCH_AHEAD: usize = 8;
 /// 2. Backward, after the one inversion of the whole product ([`F::invert_vartime`],
 ///    safegcd): each pair's inverse `1/Δx = inv·prefix[i − 1]` is used at once for its sum,
 ///    then `inv ← inv·Δx` moves past it. Nothing is written back between the inversion and
-///    the sums (measured against a separate third pass in `docs/benchmarks.md`).
+///    the sums (measured against a separate third pass: `docs/experiments.md`).
 ///
 /// A nonzero Δx is never the word pattern 0 (only p is the other pattern of 0), so the
 /// backward pass recognises the pairs left out by that pattern.

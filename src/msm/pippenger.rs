@@ -30,7 +30,7 @@
 //! Cost: about `W·N` affine additions in step 3 and `2·W·2^(c−1)` in step 4, at ~6 field
 //! multiplications each plus a share of one inversion per batch, about `3·W·2^(c−1)/len`
 //! Jacobian additions to join the chunks, and 129 doublings. The window width c is chosen per
-//! N from the sweep in `docs/benchmarks.md#msm-sweep-and-window-choice` (see [`window_for`]).
+//! N from the MSM sweep (`docs/batch.md`, "How it works"; see [`window_for`]).
 //!
 //! # Variable time
 //! Everything here branches on the scalars and points; public data only.
@@ -39,8 +39,8 @@ use super::recode::{signed_digits_u128, windows_u128};
 use crate::arithmetic::group::{AffinePoint, Jacobian4x64, JacobianPoint};
 use crate::backend::{self, WordPoint};
 
-/// Window widths by point count, from the sweep in
-/// `docs/benchmarks.md#msm-sweep-and-window-choice`: `(max N, c)`.
+/// Window widths by point count, from the MSM sweep (`docs/batch.md`, "How it works"):
+/// `(max N, c)`.
 pub const WINDOWS: &[(usize, usize)] = &[
     (40, 3),
     (80, 4),
@@ -55,7 +55,7 @@ pub const WINDOWS: &[(usize, usize)] = &[
 /// The most pair additions handed to the backend in one call during accumulation: a round
 /// of all windows at a few thousand points holds tens of thousands of pairs, whose working
 /// memory would not stay in cache between the forward and the backward pass. Swept with the
-/// gathering kernels (`docs/benchmarks.md#msm-at-3074-points-before-and-after`): 1024 beat 512
+/// gathering kernels (`docs/experiments.md`, chunk and pair-block sizes): 1024 beat 512
 /// and 2048 at every size from 82 to 3,074 points.
 pub const PAIR_BLOCK: usize = 1024;
 

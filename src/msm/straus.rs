@@ -8,7 +8,7 @@
 //! 129/(w+1) mixed additions; shared: 128 doublings. (E. G. Straus, "Addition chains of
 //! vectors", 1964; wNAF interleaving as in libsecp256k1's `ecmult_strauss_wnaf`.)
 //!
-//! Used below the crossover measured in `docs/benchmarks.md#msm-sweep-and-window-choice`
+//! Used below the crossover measured by the MSM sweep (`docs/batch.md`, "How it works")
 //! ([`super::STRAUSS_MAX`]).
 //!
 //! # Variable time

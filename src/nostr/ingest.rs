@@ -329,7 +329,7 @@ struct Counters {
 /// One per batch rather than a channel per event: the worker stores every answer, then wakes
 /// the waiting tasks once. With a channel per event each send woke its receiver at once, and
 /// a woken connection task that the scheduler ran on the worker's own core preempted the
-/// worker after every single answer (see `docs/benchmarks.md`, the ingest service).
+/// worker after every single answer (`docs/experiments.md`, per-event channels).
 struct Answers<E> {
     slots: Mutex<AnswerSlots<E>>,
 }

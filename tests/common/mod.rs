@@ -3,6 +3,10 @@
 
 use std::path::PathBuf;
 
+/// The big-integer reference of the arithmetic suites (they need the `internals` layers).
+#[cfg(feature = "internals")]
+pub mod bigint;
+
 /// The shared data folder, read in place: `$NOSTR_VERIFY_DATA` if set, else
 /// `../shared/data` beside the checkout (the parent of this crate's root). No other place is
 /// searched, so a stray folder higher up can never stand in for it.

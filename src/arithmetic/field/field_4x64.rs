@@ -3,8 +3,7 @@
 //!
 //! Why a second representation: with `u128` products, a 4×64 multiplication needs 16
 //! products plus 5 for the reduction, against 25 plus about 7 in radix 2^52, and it is the
-//! faster of the two with two or more independent chains (figures in `docs/benchmarks.md`,
-//! "Field, scalar and group primitives"). The price is that additions carry
+//! faster of the two with two or more independent chains (`docs/arithmetic.md`). The price is that additions carry
 //! across words and fold their carry back (no lazy magnitudes), which is why the rest of
 //! the crate stays in [`super::FieldElement`] and only the portable arm's two kernels
 //! convert at their boundaries.

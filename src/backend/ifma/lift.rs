@@ -8,8 +8,8 @@ use super::field8::{
 };
 use core::arch::x86_64::__mmask8;
 
-/// Vectors in flight: two independent chains hide the IFMA latency (see
-/// `docs/benchmarks.md#backend-kernels`). A tail of at most 8 elements runs as a single vector.
+/// Vectors in flight: two independent chains hide the IFMA latency (`docs/backend.md`, "How
+/// the IFMA arm works"; four in flight measured no faster: `docs/experiments.md`). A tail of at most 8 elements runs as a single vector.
 pub(crate) const K: usize = 2;
 /// Padding for the tail lanes of the last block: a valid (normalized) x whose result is
 /// discarded.
