@@ -469,6 +469,60 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use nostr::prelude::{EventBuilder, FinalizeEvent, FinalizeUnsignedEvent, GiftWrapBuilder};
+
+    fn inbox(me: &Keys, n: usize) -> Vec<Event> {
+        let senders: Vec<Keys> = (0..3).map(|_| Keys::generate()).collect();
+        (0..n)
+            .map(|i| {
+                let from = &senders[i % senders.len()];
+                let rumor = EventBuilder::new(Kind::PrivateDirectMessage, format!("m{i}"))
+                    .finalize_unsigned(from.public_key());
+                let mut wrap = GiftWrapBuilder::new(me.public_key(), rumor)
+                    .finalize(from)
+                    .expect("wrap");
+                if i % 5 == 4 {
+                    // Tampered: the wrap's id no longer matches.
+                    wrap.content.push('A');
+                }
+                wrap
+            })
+            .collect()
+    }
+
+    fn same(a: &[Outcome], b: &[Outcome]) -> bool {
+        a.len() == b.len()
+            && a.iter().zip(b).all(|(x, y)| match (x, y) {
+                (Ok(x), Ok(y)) => x == y,
+                (Err(x), Err(y)) => x.step() == y.step() && x.as_nostr() == y.as_nostr(),
+                _ => false,
+            })
+    }
+
+    #[test]
+    fn forced_split_asks_for_threads_and_falls_back_when_refused() {
+        let me = Keys::generate();
+        let wraps = inbox(&me, 12);
+        let one = UnwrapOptions::default().threads(1);
+        let forced = UnwrapOptions::default().threads(2).always_split(true);
+        let fan = fan_of(&forced);
+        assert!(fan.always_split && fan.threads == 2 && fan.splits(2, 0));
+        assert!(!fan_of(&UnwrapOptions::default().threads(2)).splits(12, 12 * ECDH_NS));
+        let want = unwrap_with_keys(&me, &mut KeyCache::new(8), &one, &wraps);
+        assert_eq!(want.iter().filter(|r| r.is_ok()).count(), 10);
+        assert!(same(
+            &unwrap_with_keys(&me, &mut KeyCache::new(8), &forced, &wraps),
+            &want
+        ));
+        // Every stage asks for a helper thread; refused, the caller does all of it.
+        let before = crate::spawn::refused_so_far();
+        let got = crate::spawn::with_spawns_refused(|| {
+            unwrap_with_keys(&me, &mut KeyCache::new(8), &forced, &wraps)
+        });
+        assert!(same(&got, &want));
+        // Wrap ids, seal opening, rumors: at least one refusal each.
+        assert!(crate::spawn::refused_so_far() >= before + 3);
+    }
 
     #[test]
     fn undecided_slot_is_an_error_not_a_panic() {
