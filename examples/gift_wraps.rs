@@ -6,14 +6,19 @@
 //! ```
 //! N wraps (default 1000) from K senders (default 10) to one recipient, REPS interleaved
 //! repetitions (default 7). Single-threaded figures are thread CPU time
-//! (`CLOCK_THREAD_CPUTIME_ID`), medians (min in brackets); all-core figures are
-//! wall-clock minima. The breakdown times each component alone over the same
-//! messages.
+//! (`CLOCK_THREAD_CPUTIME_ID`), medians (min in brackets). The breakdown times each
+//! component alone over the same messages. The "1 thread vs 2 threads" rows give process
+//! CPU time (`CLOCK_PROCESS_CPUTIME_ID`, every thread) and wall-clock time per message of
+//! the same work on one and on two threads, medians of at least 9 interleaved repetitions,
+//! with their ratios; the "small inputs" rows show where splitting starts to pay (the
+//! default thresholds against `UnwrapOptions::always_split`). Wall-clock figures mean
+//! something on idle cores only.
 
 #[path = "../benches/support/cpu_time.rs"]
 mod cpu_time;
 use cpu_time::{median, min};
 
+use ::cpu_time::ProcessTime;
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -29,13 +34,6 @@ fn cpu<R>(f: impl FnOnce() -> R) -> f64 {
     let t0 = cpu_time::thread_cpu_ns();
     black_box(f());
     (cpu_time::thread_cpu_ns() - t0) as f64 * 1e-9
-}
-
-/// Wall-clock seconds spent in `f`.
-fn wall<R>(f: impl FnOnce() -> R) -> f64 {
-    let t0 = Instant::now();
-    black_box(f());
-    t0.elapsed().as_secs_f64()
 }
 
 /// µs per message.
@@ -331,41 +329,203 @@ fn main() {
         us(median(&ecdh_hashed), n)
     );
 
-    // ---------------------------------------------------------------- all cores
-    let mut w_loop = Vec::new();
-    let mut w_ours = Vec::new();
-    for _ in 0..reps {
-        w_loop.push(wall(|| {
-            let chunk = n.div_ceil(cores);
-            std::thread::scope(|s| {
-                let hs: Vec<_> = wraps
-                    .chunks(chunk)
-                    .map(|c| {
-                        let me = &me;
-                        s.spawn(move || {
-                            c.iter()
-                                .filter(|w| UnwrappedGift::from_gift_wrap(me, w).is_ok())
-                                .count()
-                        })
+    // ---------------------------------------------------------------- 1 thread vs 2
+    // Process CPU time (every thread of the process: nothing else runs in it meanwhile) and
+    // wall-clock time of the same work on one thread and on two, interleaved, the order
+    // alternating by repetition. Ratios are medians of each repetition's own ratio.
+    let two_reps = reps.max(9);
+    let one_t = UnwrapOptions::default().threads(1);
+    let two_t = UnwrapOptions::default().threads(2);
+    let mut warm1 = GiftUnwrapper::with_options(me.clone(), one_t);
+    let mut warm2 = GiftUnwrapper::with_options(me.clone(), two_t);
+    black_box((
+        warm1.unwrap_gift_wraps(&wraps),
+        warm2.unwrap_gift_wraps(&wraps),
+    ));
+    let loop_on = |threads: usize| {
+        let chunk = n.div_ceil(threads);
+        std::thread::scope(|s| {
+            let hs: Vec<_> = wraps
+                .chunks(chunk)
+                .skip(1)
+                .map(|c| {
+                    let me = &me;
+                    s.spawn(move || {
+                        c.iter()
+                            .filter(|w| UnwrappedGift::from_gift_wrap(me, w).is_ok())
+                            .count()
                     })
-                    .collect();
-                hs.into_iter()
-                    .map(|h| h.join().expect("thread"))
-                    .sum::<usize>()
-            })
-        }));
-        w_ours.push(wall(|| unwrap_gift_wraps(&me, &wraps)));
+                })
+                .collect();
+            let here = wraps[..chunk.min(n)]
+                .iter()
+                .filter(|w| UnwrappedGift::from_gift_wrap(&me, w).is_ok())
+                .count();
+            here + hs
+                .into_iter()
+                .map(|h| h.join().expect("thread"))
+                .sum::<usize>()
+        })
+    };
+    let mut pairs: Vec<Pair> = vec![
+        Pair::new("from_gift_wrap loop, chunk per thread"),
+        Pair::new("unwrap_gift_wraps, fresh cache"),
+        Pair::new("GiftUnwrapper, warm cache"),
+    ];
+    for rep in 0..two_reps {
+        for pass in 0..2 {
+            let two = (rep + pass) % 2 == 1;
+            let t: usize = if two { 2 } else { 1 };
+            let opts = if two { two_t } else { one_t };
+            let warm = if two { &mut warm2 } else { &mut warm1 };
+            pairs[0].push(two, cpu_wall(|| loop_on(t)));
+            pairs[1].push(
+                two,
+                cpu_wall(|| {
+                    GiftUnwrapper::with_options(me.clone(), opts).unwrap_gift_wraps(&wraps)
+                }),
+            );
+            pairs[2].push(two, cpu_wall(|| warm.unwrap_gift_wraps(&wraps)));
+        }
     }
-    println!("\nall {cores} cores (wall clock, µs per message, min over {reps})");
     println!(
-        "  {:<38} {:>8.1}",
-        "from_gift_wrap, chunks on all cores",
-        us(min(&w_loop), n)
+        "\n1 thread vs 2 threads, same run ({cores} cores; µs per message, medians of {two_reps}; \
+         process CPU = all threads; cpu 2t/1t at most 1.15 and wall 1t/2t at least 1.5 on idle \
+         cores are the targets)"
     );
     println!(
-        "  {:<38} {:>8.1}   {:.2}x",
-        "unwrap_gift_wraps (free function)",
-        us(min(&w_ours), n),
-        min(&w_loop) / min(&w_ours)
+        "  {:<38} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "", "cpu 1t", "cpu 2t", "2t/1t", "wall 1t", "wall 2t", "1t/2t"
     );
+    for p in &pairs {
+        p.print(n);
+    }
+    let (spawn_cpu, spawn_wall) = {
+        let mut c = Vec::new();
+        let mut w = Vec::new();
+        for _ in 0..200 {
+            let (ci, wi) = cpu_wall(|| std::thread::scope(|s| s.spawn(|| black_box(1)).join()));
+            c.push(ci);
+            w.push(wi);
+        }
+        (median(&c) * 1e6, median(&w) * 1e6)
+    };
+    println!(
+        "  thread start + join (empty scoped thread): {spawn_cpu:.1} µs process CPU, \
+         {spawn_wall:.1} µs wall (median of 200)"
+    );
+
+    // ---------------------------------------------------------------- small inputs
+    // Where splitting starts to pay: the first m wraps, on one thread, on two threads with
+    // the default thresholds (small stages stay on the caller), and on two threads with
+    // every stage split (`always_split`).
+    println!(
+        "\nsmall inputs (µs per message, medians of {two_reps}): the default stays on the \
+         calling thread until a stage holds enough work; always_split forces the threads"
+    );
+    println!(
+        "  {:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "wraps", "cpu 1t", "cpu 2t", "cpu 2t!", "wall 1t", "wall 2t", "wall 2t!"
+    );
+    let forced = two_t.always_split(true);
+    for m in [1usize, 2, 4, 8, 16, 32, 64, 128, 256] {
+        if m > n {
+            break;
+        }
+        let part = &wraps[..m];
+        let mut u: Vec<GiftUnwrapper> = [one_t, two_t, forced]
+            .into_iter()
+            .map(|o| GiftUnwrapper::with_options(me.clone(), o))
+            .collect();
+        for x in &mut u {
+            black_box(x.unwrap_gift_wraps(part));
+        }
+        // Enough calls per sample for a steady figure.
+        let calls = (2048 / m).max(4);
+        let mut cpu_s: [Vec<f64>; 3] = Default::default();
+        let mut wall_s: [Vec<f64>; 3] = Default::default();
+        for rep in 0..two_reps {
+            for k in 0..3 {
+                let j = (k + rep) % 3;
+                let (c, w) = cpu_wall(|| {
+                    for _ in 0..calls {
+                        black_box(u[j].unwrap_gift_wraps(part));
+                    }
+                });
+                cpu_s[j].push(us(c, m * calls));
+                wall_s[j].push(us(w, m * calls));
+            }
+        }
+        println!(
+            "  {:>6} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1}",
+            m,
+            median(&cpu_s[0]),
+            median(&cpu_s[1]),
+            median(&cpu_s[2]),
+            median(&wall_s[0]),
+            median(&wall_s[1]),
+            median(&wall_s[2]),
+        );
+    }
+}
+
+/// Process CPU seconds and wall-clock seconds spent in `f`.
+fn cpu_wall<R>(f: impl FnOnce() -> R) -> (f64, f64) {
+    let (c0, t0) = (ProcessTime::now(), Instant::now());
+    black_box(f());
+    (c0.elapsed().as_secs_f64(), t0.elapsed().as_secs_f64())
+}
+
+/// One workload on one thread and on two: (process CPU, wall) seconds per repetition.
+struct Pair {
+    name: &'static str,
+    one: Vec<(f64, f64)>,
+    two: Vec<(f64, f64)>,
+}
+
+impl Pair {
+    fn new(name: &'static str) -> Self {
+        Pair {
+            name,
+            one: Vec::new(),
+            two: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, two: bool, sample: (f64, f64)) {
+        if two {
+            self.two.push(sample);
+        } else {
+            self.one.push(sample);
+        }
+    }
+
+    fn print(&self, n: usize) {
+        let col = |v: &[(f64, f64)], wall: bool| {
+            let x: Vec<f64> = v.iter().map(|s| if wall { s.1 } else { s.0 }).collect();
+            us(median(&x), n)
+        };
+        let cpu_ratio: Vec<f64> = self
+            .one
+            .iter()
+            .zip(&self.two)
+            .map(|(a, b)| b.0 / a.0)
+            .collect();
+        let wall_ratio: Vec<f64> = self
+            .one
+            .iter()
+            .zip(&self.two)
+            .map(|(a, b)| a.1 / b.1)
+            .collect();
+        println!(
+            "  {:<38} {:>9.1} {:>9.1} {:>8.2}x {:>9.1} {:>9.1} {:>8.2}x",
+            self.name,
+            col(&self.one, false),
+            col(&self.two, false),
+            median(&cpu_ratio),
+            col(&self.one, true),
+            col(&self.two, true),
+            median(&wall_ratio),
+        );
+    }
 }

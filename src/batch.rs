@@ -481,38 +481,17 @@ fn stage(
     transcript.finalize().into()
 }
 
-/// Receives from a two-thread handover, spinning up to about 200 µs before blocking: the
-/// two halves finish close together, and waking a sleeping thread costs tens of
-/// microseconds on a virtual machine. `None` when the other side is gone.
-fn recv_spinning<T>(rx: &std::sync::mpsc::Receiver<T>) -> Option<T> {
-    use std::sync::mpsc::TryRecvError;
-    let start = std::time::Instant::now();
-    loop {
-        match rx.try_recv() {
-            Ok(v) => return Some(v),
-            Err(TryRecvError::Disconnected) => return None,
-            Err(TryRecvError::Empty) if start.elapsed().as_micros() < 200 => {
-                std::hint::spin_loop();
-            }
-            Err(TryRecvError::Empty) => return rx.recv().ok(),
-        }
-    }
-}
-
-/// The weights of `prep`, whose first entry has index `first` in the batch: weights `2j`
-/// and `2j + 1` are the two halves of SHA-256(seed ‖ j) (tagged), at least 1, and the
-/// batch's very first weight is 1. Sets `a` (an entry that did not parse gets its weight
-/// too, and is dropped later). `first` may be odd: the pair
-/// that straddles two calls is hashed by both.
-fn weigh(prep: &mut [Prepared], seed: &[u8; 32], first: usize) {
+/// The weights of the batch `prep`: weights `2j` and `2j + 1` are the two halves of
+/// SHA-256(seed ‖ j) (tagged), at least 1, and the very first weight is 1. Sets `a` (an
+/// entry that did not parse gets its weight too, and is dropped later).
+fn weigh(prep: &mut [Prepared], seed: &[u8; 32]) {
     let mid = weights_midstate();
     let mut block = [0u8; 40];
     block[..32].copy_from_slice(seed);
     let mut h = [0u8; 32];
-    for (i, p) in prep.iter_mut().enumerate() {
-        let index = first + i;
+    for (index, p) in prep.iter_mut().enumerate() {
         let pair = index / 2;
-        if i == 0 || index % 2 == 0 {
+        if index % 2 == 0 {
             block[32..].copy_from_slice(&(pair as u64).to_le_bytes());
             h = finish_from_midstate(mid, &block);
         }
@@ -694,9 +673,10 @@ impl Verifier {
     /// [`Verifier::verify_batch`] using two cores for one large batch (lower latency, same
     /// verdicts and the same weights): two fork/joins with one scoped helper thread
     /// (`std::thread::scope`). In the first, each thread parses, hashes the challenges and
-    /// lifts the nonces and cold keys of one half, the helper hands its half's transcript
-    /// digest over, and once the seed is known each weighs its half. In the second, each
+    /// lifts the nonces and cold keys of one half, and the helper returns its half's
+    /// transcript digest; the calling thread then weighs the batch. In the second, each
     /// takes half of the Pippenger windows of the MSM (an odd middle window split by points).
+    /// Both wait for the helper with `join` only (no spinning).
     /// Inputs below 256 lifts or MSM points, and the sub-batches of narrowing, run on the
     /// calling thread.
     ///
@@ -867,47 +847,38 @@ impl Verifier {
             head[88..].copy_from_slice(d1);
             finish_from_midstate(weights_midstate(), &head)
         };
-        // Two threads: one fork/join for staging and weighing. Each thread stages its half,
-        // the helper hands its digest over and waits for the seed, then each weighs its half.
-        let helped = w.two_threads && w.xs.len() >= TWO_THREADS_MIN && {
+        // Two threads: one fork/join for staging. Each thread stages its half; the helper
+        // returns its digest through `join` (a blocking wait, no handover, no spinning), and
+        // this thread weighs the whole batch (one SHA-256 compression per two signatures).
+        let staged: Option<([u8; 32], [u8; 32])> = if w.two_threads && w.xs.len() >= TWO_THREADS_MIN
+        {
             let (xs0, xs1) = w.xs.split_at_mut(half);
             let (ys0, ys1) = w.ys.split_at_mut(half);
             let (ok0, ok1) = w.lifted.split_at_mut(half);
             let (prep0, prep1) = w.prep.split_at_mut(half);
             std::thread::scope(|scope| {
-                let (digest_tx, digest_rx) = std::sync::mpsc::sync_channel::<[u8; 32]>(1);
-                let (seed_tx, seed_rx) = std::sync::mpsc::sync_channel::<[u8; 32]>(1);
                 // The OS may refuse a thread: then everything is done below, on this one.
-                let Some(h) = try_spawn_scoped(scope, move || {
-                    digest_tx.send(stage(prep1, xs1, ys1, ok1, sigs)).ok()?;
-                    weigh(prep1, &recv_spinning(&seed_rx)?, half);
-                    Some(())
-                }) else {
-                    return false;
-                };
+                let h = try_spawn_scoped(scope, move || stage(prep1, xs1, ys1, ok1, sigs))?;
                 let d0 = stage(prep0, xs0, ys0, ok0, sigs);
-                let staged = recv_spinning(&digest_rx).map(|d1| {
-                    let seed = seed_of(&d0, &d1);
-                    let sent = seed_tx.send(seed).is_ok();
-                    weigh(prep0, &seed, 0);
-                    sent
-                });
-                let weighed = h.join().ok().flatten().is_some();
-                staged == Some(true) && weighed
+                h.join().ok().map(|d1| (d0, d1))
             })
+        } else {
+            None
         };
         // One thread; or no helper thread could be started; or the helper failed, which cannot
-        // happen short of a bug, and then everything is redone here (staging is idempotent,
-        // weighing overwrites).
-        if !helped {
-            let (xs0, xs1) = w.xs.split_at_mut(half);
-            let (ys0, ys1) = w.ys.split_at_mut(half);
-            let (ok0, ok1) = w.lifted.split_at_mut(half);
-            let (prep0, prep1) = w.prep.split_at_mut(half);
-            let d0 = stage(prep0, xs0, ys0, ok0, sigs);
-            let d1 = stage(prep1, xs1, ys1, ok1, sigs);
-            weigh(&mut w.prep, &seed_of(&d0, &d1), 0);
-        }
+        // happen short of a bug, and then everything is redone here (staging is idempotent).
+        let (d0, d1) = match staged {
+            Some(digests) => digests,
+            None => {
+                let (xs0, xs1) = w.xs.split_at_mut(half);
+                let (ys0, ys1) = w.ys.split_at_mut(half);
+                let (ok0, ok1) = w.lifted.split_at_mut(half);
+                let (prep0, prep1) = w.prep.split_at_mut(half);
+                let d0 = stage(prep0, xs0, ys0, ok0, sigs);
+                (d0, stage(prep1, xs1, ys1, ok1, sigs))
+            }
+        };
+        weigh(&mut w.prep, &seed_of(&d0, &d1));
         let mut j = nr;
         let mut to_share = self
             .shared

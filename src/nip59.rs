@@ -49,6 +49,7 @@
 //! ```
 
 mod error;
+mod fanout;
 mod nip44;
 mod pipeline;
 
@@ -75,6 +76,7 @@ pub const DEFAULT_CACHE_CAPACITY: usize = 1024;
 pub struct UnwrapOptions {
     strict: bool,
     threads: usize,
+    always_split: bool,
     cache_capacity: usize,
     recipient: Option<PublicKey>,
 }
@@ -84,6 +86,7 @@ impl Default for UnwrapOptions {
         UnwrapOptions {
             strict: false,
             threads: 0,
+            always_split: false,
             cache_capacity: DEFAULT_CACHE_CAPACITY,
             recipient: None,
         }
@@ -103,9 +106,25 @@ impl UnwrapOptions {
     }
 
     /// Threads for verification and decryption: 0 (default) uses every available core,
-    /// 1 stays on the calling thread. Small inputs stay on the calling thread anyway.
+    /// 1 stays on the calling thread.
+    ///
+    /// Each stage (wrap ids, wrap signatures, seal decryption, seal signatures, rumor
+    /// decryption) is split only when it holds enough work for every thread it starts
+    /// (about 400 µs each), so small inputs stay on the calling thread, and the threads
+    /// claim the stage's chunks one at a time: no work is done twice. Signatures are
+    /// verified in one batch per layer through the calling thread's verifier
+    /// ([`crate::with_thread_verifier`], whose key cache keeps the senders' keys), on two
+    /// threads at most ([`crate::Verifier::verify_batch_two_threads`]).
     pub fn threads(mut self, threads: usize) -> Self {
         self.threads = threads;
+        self
+    }
+
+    /// Splits every stage with two or more items over the [`UnwrapOptions::threads`],
+    /// however little work it holds (off by default). The results are the same either
+    /// way; this is for tests and measurements of the multi-thread path on small inputs.
+    pub fn always_split(mut self, always: bool) -> Self {
+        self.always_split = always;
         self
     }
 

@@ -751,6 +751,109 @@ fn differential_against_from_gift_wrap() {
     assert!(unwrap_gift_wraps(&w.me, &[]).is_empty());
 }
 
+/// Same outcome from two of our paths: equal `Ok` values, or errors at the same step with
+/// the same nostr error.
+fn assert_equal_outcomes(a: &[Outcome], b: &[Outcome], what: &str) {
+    assert_eq!(a.len(), b.len(), "{what}");
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        match (x, y) {
+            (Ok(x), Ok(y)) => assert_eq!(x, y, "{what} wrap {i}"),
+            (Err(x), Err(y)) => assert_eq!(
+                (x.step(), x.as_nostr()),
+                (y.step(), y.as_nostr()),
+                "{what} wrap {i}"
+            ),
+            (x, y) => panic!("{what} wrap {i}: {x:?} vs {y:?}"),
+        }
+    }
+}
+
+/// The multi-thread path, forced on inputs of any size (`always_split`), gives exactly the
+/// one-thread path's outcomes and nostr's, on valid, tampered, wrong-recipient and malformed
+/// wraps: whole corpora, small slices, a warm cache, strict mode, and the signer paths.
+#[test]
+fn forced_multi_thread_path_matches_one_thread_and_nostr() {
+    let w = world();
+    // More than 256 wraps: the wrap layer's signature batch goes through the two-thread
+    // verifier as well.
+    let (wraps, expect, strict) = corpus(&w, 400 * common::scale());
+    let theirs: Vec<_> = wraps
+        .iter()
+        .map(|x| UnwrappedGift::from_gift_wrap(&w.me, x))
+        .collect();
+    let mut one = GiftUnwrapper::with_options(w.me.clone(), UnwrapOptions::default().threads(1));
+    let want: Vec<Outcome> = one.unwrap_gift_wraps(&wraps);
+    check_all("one thread", &wraps, &want, &theirs, &expect);
+    let one_stats = one.cache_stats();
+
+    for threads in [2, 3, 4] {
+        let opts = UnwrapOptions::default().threads(threads).always_split(true);
+        let mut u = GiftUnwrapper::with_options(w.me.clone(), opts);
+        for round in 0..2 {
+            let label = format!("{threads} threads forced, round {round}");
+            let got = u.unwrap_gift_wraps(&wraps);
+            check_all(&label, &wraps, &got, &theirs, &expect);
+            assert_equal_outcomes(&got, &want, &label);
+        }
+        // One key derived per sender, on the first call only, however many threads.
+        let stats = u.cache_stats();
+        assert_eq!(stats.len, one_stats.len, "{threads} threads");
+        assert_eq!(stats.misses, one_stats.misses, "{threads} threads");
+        assert_eq!(
+            stats.hits,
+            one_stats.hits + one_stats.misses,
+            "{threads} threads"
+        );
+
+        // Without a cache: every call derives again, outcomes unchanged.
+        let mut nocache = GiftUnwrapper::with_options(w.me.clone(), opts.cache_capacity(0));
+        let got = nocache.unwrap_gift_wraps(&wraps);
+        assert_equal_outcomes(&got, &want, &format!("{threads} threads, no cache"));
+
+        // Small slices (one wrap to a dozen): forced through the threads as well.
+        let mut start = 0;
+        for len in (1..=12).cycle().take(40) {
+            if start + len > wraps.len() {
+                break;
+            }
+            let part = &wraps[start..start + len];
+            let label = format!("{threads} threads forced, wraps {start}..{}", start + len);
+            let got = GiftUnwrapper::with_options(w.me.clone(), opts).unwrap_gift_wraps(part);
+            check_all(
+                &label,
+                part,
+                &got,
+                &theirs[start..start + len],
+                &expect[start..start + len],
+            );
+            start += len;
+        }
+
+        // Strict mode, forced: the same as strict mode on one thread.
+        let strict_one = GiftUnwrapper::with_options(
+            w.me.clone(),
+            UnwrapOptions::default().threads(1).strict(true),
+        )
+        .unwrap_gift_wraps(&wraps);
+        let strict_forced =
+            GiftUnwrapper::with_options(w.me.clone(), opts.strict(true)).unwrap_gift_wraps(&wraps);
+        assert_equal_outcomes(&strict_forced, &strict_one, "strict, forced");
+        for (i, st) in strict.iter().enumerate() {
+            if let Some(step) = st {
+                assert_eq!(
+                    strict_forced[i].as_ref().err().map(|e| e.step()),
+                    Some(*step),
+                    "strict wrap {i}"
+                );
+            }
+        }
+
+        // The signer path, forced.
+        let signer = unwrap_gift_wraps_with_signer(&w.me, &wraps, &opts);
+        check_all("signer, forced", &wraps, &signer, &theirs, &expect);
+    }
+}
+
 #[test]
 fn strict_mode_rejects_only_what_it_adds() {
     let w = world();

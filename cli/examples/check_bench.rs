@@ -11,7 +11,9 @@
 //! `check` runs on several threads: its wall-clock time is the figure that counts, and its
 //! process CPU time (all threads, `CLOCK_PROCESS_CPUTIME_ID`; nothing else runs in the process
 //! meanwhile) shows what it would reach on an idle machine, where N threads get N cores:
-//! `events / (cpu / N)`, capped by nothing but the reader and the collector threads.
+//! `events / (cpu / N)`, capped by nothing but the reader and the collector threads. The last
+//! row compares `--threads 2` with `--threads 1` per event, process CPU and wall clock, as
+//! medians of each repetition's own ratio.
 
 use nostr::event::Event;
 use nostr_verify_cli::input::Input;
@@ -110,4 +112,19 @@ fn main() {
             bc / idle
         );
     }
+    // The same run's --threads 2 against --threads 1, per event: the second worker may not add
+    // work (process CPU at most 1.15x), and on two idle cores it should cut the wall clock.
+    // Ratios are medians of each repetition's own ratio.
+    let per_event = |v: &[f64]| median(v.to_vec()) * 1e6 / n;
+    let ratio = |a: &[f64], b: &[f64]| median(a.iter().zip(b).map(|(x, y)| x / y).collect());
+    println!(
+        "2 threads vs 1   process CPU {:6.2} vs {:6.2} µs/event = {:.2}x (target <= 1.15x); \
+         wall {:6.2} vs {:6.2} µs/event = {:.2}x faster",
+        per_event(&check_cpu[1]),
+        per_event(&check_cpu[0]),
+        ratio(&check_cpu[1], &check_cpu[0]),
+        per_event(&check_wall[1]),
+        per_event(&check_wall[0]),
+        ratio(&check_wall[0], &check_wall[1]),
+    );
 }

@@ -8,8 +8,8 @@
 //! error, in `UnwrappedGift::from_gift_wrap`'s order, so every wrap gets exactly nostr's
 //! outcome.
 
-use crate::spawn::try_spawn_scoped;
 use std::collections::{HashMap, HashSet};
+use std::sync::OnceLock;
 
 use nostr::event::{Event, Kind, UnsignedEvent};
 use nostr::key::{Keys, PublicKey, SecretKey};
@@ -17,69 +17,81 @@ use nostr::nips::nip44::v2::ConversationKey;
 use nostr::nips::nip59::UnwrappedGift;
 
 use super::error::{Error, Step};
+use super::fanout::Fan;
 use super::nip44::{decrypt_payload, derive_boxed, KeyCache, SecretBox};
 use super::UnwrapOptions;
-use crate::nostr::{Verdict, VerifyBatchExt};
+use crate::nostr::{compute_id, Verdict};
+use crate::{with_thread_verifier, SigRef};
 
-/// Fewer wraps than this per thread are decrypted on the calling thread (a wrap's ECDH
-/// costs ~40 µs, a thread start ~20 µs).
-const MIN_SEALS_PER_THREAD: usize = 8;
-/// Rumor decryption with a cached key is cheap; split only larger sets.
-const MIN_RUMORS_PER_THREAD: usize = 32;
-/// Verification batches are split across threads only above this size per thread.
-const MIN_VERIFY_PER_THREAD: usize = 64;
-/// Distinct new senders whose ECDH is split across threads.
-const MIN_DERIVE_PER_THREAD: usize = 4;
+// One-thread cost of each kind of item, in ns, from the breakdown of
+// `cargo run --release --example gift_wraps` on the 2-core reference machine (rounded up);
+// they only decide whether a stage is worth splitting (see `fanout`).
+/// The NIP-01 id of a gift wrap (about 1.5 KB of JSON) or a seal.
+const ID_NS: u64 = 2_000;
+/// One signature of a batch (lifts, challenge, share of the MSM).
+const SIGNATURE_NS: u64 = 3_000;
+/// One key agreement (ECDH + HKDF-extract).
+const ECDH_NS: u64 = 30_000;
+/// NIP-44 decryption and JSON parsing of one layer, with the key known.
+const OPEN_NS: u64 = 3_000;
+
+/// Signatures per batch verification (bounds the verifier's scratch memory).
+const SIG_CHUNK: usize = 4096;
 
 pub(crate) type Outcome = Result<UnwrappedGift, Error>;
 
-/// `f` over `items`, in order, on up to `threads` scoped threads (chunked).
-pub(crate) fn par_map<T, R, F>(items: &[T], threads: usize, min_per_thread: usize, f: F) -> Vec<R>
-where
-    T: Sync,
-    R: Send,
-    F: Fn(&T) -> R + Sync,
-{
-    let threads: usize = threads.min(items.len() / min_per_thread.max(1)).max(1);
-    if threads <= 1 {
-        return items.iter().map(f).collect();
-    }
-    let chunk: usize = items.len().div_ceil(threads);
-    let f = &f;
-    std::thread::scope(|s| {
-        // A chunk whose thread the OS refused stays `Err` and runs here, in order.
-        let handles: Vec<_> = items
-            .chunks(chunk)
-            .skip(1)
-            .map(|c| try_spawn_scoped(s, move || c.iter().map(f).collect::<Vec<R>>()).ok_or(c))
-            .collect();
-        let mut out: Vec<R> = Vec::with_capacity(items.len());
-        out.extend(items[..chunk].iter().map(f));
-        for h in handles {
-            match h {
-                Ok(h) => match h.join() {
-                    Ok(part) => out.extend(part),
-                    Err(panic) => std::panic::resume_unwind(panic),
-                },
-                Err(c) => out.extend(c.iter().map(f)),
-            }
-        }
-        out
-    })
+/// Whether each event's id is the NIP-01 hash of its fields (on threads when many).
+fn ids_match(events: &[&Event], fan: &Fan) -> Vec<bool> {
+    fan.map(events, events.len() as u64 * ID_NS, |e| id_matches(e))
 }
 
-/// `events.verify_batch()`, split into one batch per thread when large.
-fn par_verify(events: &[Event], threads: usize) -> Vec<Verdict> {
-    let threads: usize = threads.min(events.len() / MIN_VERIFY_PER_THREAD).max(1);
-    if threads <= 1 {
-        return events.verify_batch();
+fn id_matches(e: &Event) -> bool {
+    compute_id(e) == *e.id.as_bytes()
+}
+
+/// `Event::verify`'s verdicts for `events`, whose id checks are `id_ok`: the signatures of
+/// the events with a good id in one batch (per [`SIG_CHUNK`]) through this thread's
+/// verifier, so that every key is lifted once and kept in its cache. A large batch is
+/// verified on two threads ([`crate::Verifier::verify_batch_two_threads`]: the same work,
+/// split in halves).
+fn verdicts(events: &[&Event], id_ok: &[bool], fan: &Fan) -> Vec<Verdict> {
+    let mut out: Vec<Verdict> = id_ok
+        .iter()
+        .map(|&ok| {
+            if ok {
+                Verdict::Valid
+            } else {
+                Verdict::InvalidId
+            }
+        })
+        .collect();
+    let checked: Vec<usize> = (0..events.len()).filter(|&i| id_ok[i]).collect();
+    let mut ok: Vec<bool> = Vec::new();
+    for part in checked.chunks(SIG_CHUNK) {
+        let sigs: Vec<SigRef<'_>> = part
+            .iter()
+            .map(|&i| SigRef {
+                pubkey: events[i].pubkey.as_bytes(),
+                msg: events[i].id.as_bytes(),
+                sig: events[i].sig.as_bytes(),
+            })
+            .collect();
+        let two: bool = fan.splits(sigs.len(), sigs.len() as u64 * SIGNATURE_NS);
+        with_thread_verifier(|v| {
+            if two {
+                v.verify_batch_two_threads(&sigs, &mut ok)
+            } else {
+                v.verify_batch(&sigs, &mut ok)
+            }
+        });
+        for (k, &i) in part.iter().enumerate() {
+            // A missing answer can only be a verifier bug; it must never read as valid.
+            if ok.get(k) != Some(&true) {
+                out[i] = Verdict::InvalidSignature;
+            }
+        }
     }
-    let chunk: usize = events.len().div_ceil(threads);
-    let chunks: Vec<&[Event]> = events.chunks(chunk).collect();
-    par_map(&chunks, threads, 1, |c| c.verify_batch())
-        .into_iter()
-        .flatten()
-        .collect()
+    out
 }
 
 fn verdict_error(verdict: Verdict, wrap_layer: bool) -> Option<Error> {
@@ -135,23 +147,19 @@ pub(crate) fn check_wraps(
     wraps: &[Event],
     options: &UnwrapOptions,
     recipient: Option<&PublicKey>,
-    threads: usize,
+    fan: &Fan,
 ) -> Vec<usize> {
-    let gift: Vec<usize> = (0..wraps.len())
-        .filter(|&i| wraps[i].kind == Kind::GiftWrap)
-        .collect();
+    let mut gift: Vec<usize> = Vec::with_capacity(wraps.len());
     for (i, w) in wraps.iter().enumerate() {
-        if w.kind != Kind::GiftWrap {
+        if w.kind == Kind::GiftWrap {
+            gift.push(i);
+        } else {
             board.fail(i, Error::invalid(Step::NotGiftWrap, "not a gift wrap"));
         }
     }
-    // Verify only the gift wraps (copying them only when other kinds are mixed in).
-    let verdicts: Vec<Verdict> = if gift.len() == wraps.len() {
-        par_verify(wraps, threads)
-    } else {
-        let subset: Vec<Event> = gift.iter().map(|&i| wraps[i].clone()).collect();
-        par_verify(&subset, threads)
-    };
+    // Verify only the gift wraps.
+    let events: Vec<&Event> = gift.iter().map(|&i| &wraps[i]).collect();
+    let verdicts: Vec<Verdict> = verdicts(&events, &ids_match(&events, fan), fan);
     let mut alive: Vec<usize> = Vec::with_capacity(gift.len());
     for (&i, &v) in gift.iter().zip(&verdicts) {
         if let Some(e) = verdict_error(v, true) {
@@ -178,10 +186,15 @@ pub(crate) fn check_wraps(
     alive
 }
 
-/// Parses a decrypted seal (nostr's `Event::from_json`, error unchanged).
-pub(crate) fn parse_seal(decrypted: Result<String, Error>) -> Result<Event, Error> {
+/// A seal that decrypted and parsed, and whether its id matches.
+pub(crate) type Opened = Result<(Event, bool), Error>;
+
+/// Parses a decrypted seal (nostr's `Event::from_json`, error unchanged) and checks its id.
+pub(crate) fn parse_seal(decrypted: Result<String, Error>) -> Opened {
     let json: String = decrypted?;
-    Event::from_json(json).map_err(|e| Error::new(Step::SealParse, e))
+    let seal: Event = Event::from_json(json).map_err(|e| Error::new(Step::SealParse, e))?;
+    let id_ok: bool = id_matches(&seal);
+    Ok((seal, id_ok))
 }
 
 /// Seals that decrypted and parsed, with the index of their wrap.
@@ -193,22 +206,27 @@ pub(crate) struct Seals {
 /// Records seal failures, batch-verifies the parsed seals, applies the strict seal checks.
 pub(crate) fn verify_seals(
     board: &mut Board,
-    opened: Vec<(usize, Result<Event, Error>)>,
+    opened: Vec<(usize, Opened)>,
     options: &UnwrapOptions,
-    threads: usize,
+    fan: &Fan,
 ) -> Seals {
     let mut events: Vec<Event> = Vec::with_capacity(opened.len());
+    let mut id_ok: Vec<bool> = Vec::with_capacity(opened.len());
     let mut owner: Vec<usize> = Vec::with_capacity(opened.len());
     for (i, r) in opened {
         match r {
-            Ok(seal) => {
+            Ok((seal, id)) => {
                 events.push(seal);
+                id_ok.push(id);
                 owner.push(i);
             }
             Err(e) => board.fail(i, e),
         }
     }
-    let verdicts: Vec<Verdict> = par_verify(&events, threads);
+    let verdicts: Vec<Verdict> = {
+        let refs: Vec<&Event> = events.iter().collect();
+        verdicts(&refs, &id_ok, fan)
+    };
     let mut seals = Seals {
         events: Vec::with_capacity(events.len()),
         owner: Vec::with_capacity(events.len()),
@@ -231,28 +249,26 @@ pub(crate) fn verify_seals(
     seals
 }
 
-/// Decrypts (on threads) and parses the seals of the wraps alive, then verifies them.
+/// Decrypts, parses and id-checks (on threads) the seals of the wraps alive, then verifies
+/// them. `decrypt_ns` estimates one decryption.
 fn open_seals<F, E>(
     board: &mut Board,
     wraps: &[Event],
     alive: Vec<usize>,
     options: &UnwrapOptions,
-    threads: usize,
+    fan: &Fan,
+    decrypt_ns: u64,
     decrypt: F,
 ) -> Seals
 where
     F: Fn(&Event) -> Result<String, E> + Sync,
     E: Into<Box<dyn core::error::Error + Send + Sync>>,
 {
-    let opened: Vec<Result<Event, Error>> = par_map(&alive, threads, MIN_SEALS_PER_THREAD, |&i| {
+    let work: u64 = alive.len() as u64 * (decrypt_ns + ID_NS);
+    let opened: Vec<Opened> = fan.map(&alive, work, |&i| {
         parse_seal(decrypt(&wraps[i]).map_err(|e| Error::crypto(Step::SealDecrypt, e)))
     });
-    verify_seals(
-        board,
-        alive.into_iter().zip(opened).collect(),
-        options,
-        threads,
-    )
+    verify_seals(board, alive.into_iter().zip(opened).collect(), options, fan)
 }
 
 /// Parses the rumor and checks its author, as nostr's `parse_unwrapped_gift` does.
@@ -276,24 +292,36 @@ pub(crate) fn record(board: &mut Board, seals: &Seals, outcomes: Vec<Outcome>) {
     }
 }
 
-/// Threads to use: the option, or every available core when it is 0.
-pub(crate) fn thread_count(options: &UnwrapOptions) -> usize {
-    match options.threads {
+/// How a call spreads its work: the option's thread count (every available core when it is
+/// 0) and its forced split.
+pub(crate) fn fan_of(options: &UnwrapOptions) -> Fan {
+    let threads: usize = match options.threads {
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         n => n,
+    };
+    Fan {
+        threads,
+        always_split: options.always_split,
     }
 }
 
-/// Thread count, an empty board, and the wraps alive after [`check_wraps`].
+/// The fan, an empty board, and the wraps alive after [`check_wraps`].
 fn start(
     wraps: &[Event],
     options: &UnwrapOptions,
     recipient: Option<&PublicKey>,
-) -> (usize, Board, Vec<usize>) {
-    let threads: usize = thread_count(options);
+) -> (Fan, Board, Vec<usize>) {
+    let fan: Fan = fan_of(options);
     let mut board = Board::new(wraps.len());
-    let alive: Vec<usize> = check_wraps(&mut board, wraps, options, recipient, threads);
-    (threads, board, alive)
+    let alive: Vec<usize> = check_wraps(&mut board, wraps, options, recipient, &fan);
+    (fan, board, alive)
+}
+
+/// A sender's conversation key during one call: from the cache, or derived here, once, by
+/// whichever thread needs it first (the others wait for it; nobody derives it twice).
+enum SenderKey<'a> {
+    Cached(&'a [u8; 32]),
+    Fresh(&'a OnceLock<Option<SecretBox>>),
 }
 
 /// The whole pipeline with a secret key and the seal-layer key cache.
@@ -304,14 +332,22 @@ pub(crate) fn unwrap_with_keys(
     wraps: &[Event],
 ) -> Vec<Outcome> {
     let secret_key: &SecretKey = keys.secret_key();
-    let (threads, mut board, alive) = start(wraps, options, Some(&keys.public_key()));
+    let (fan, mut board, alive) = start(wraps, options, Some(&keys.public_key()));
 
     // Seal layer: one-time wrap key, one ECDH per wrap, never cached.
-    let seals: Seals = open_seals(&mut board, wraps, alive, options, threads, |wrap| {
-        decrypt_payload(&wrap.content, || {
-            ConversationKey::derive(secret_key, &wrap.pubkey)
-        })
-    });
+    let seals: Seals = open_seals(
+        &mut board,
+        wraps,
+        alive,
+        options,
+        &fan,
+        ECDH_NS + OPEN_NS,
+        |wrap| {
+            decrypt_payload(&wrap.content, || {
+                ConversationKey::derive(secret_key, &wrap.pubkey)
+            })
+        },
+    );
 
     // Rumor layer: the sender's key, from the cache or derived once per new sender.
     let mut seen: HashSet<PublicKey> = HashSet::new();
@@ -321,42 +357,45 @@ pub(crate) fn unwrap_with_keys(
         .map(|s| s.pubkey)
         .filter(|pk| seen.insert(*pk))
         .collect();
-    let missing: Vec<PublicKey> = senders
+    let cached: Vec<bool> = senders.iter().map(|pk| cache.touch(pk)).collect();
+    let fresh: Vec<(PublicKey, OnceLock<Option<SecretBox>>)> = senders
         .iter()
-        .filter(|pk| !cache.touch(pk))
-        .copied()
+        .zip(&cached)
+        .filter(|(_, &hit)| !hit)
+        .map(|(pk, _)| (*pk, OnceLock::new()))
         .collect();
-    let fresh: Vec<Option<SecretBox>> = par_map(&missing, threads, MIN_DERIVE_PER_THREAD, |pk| {
-        // A verified seal's key always lifts, so this cannot fail; if it did, the rumor
-        // step below re-derives and reports nostr's error for that wrap.
-        derive_boxed(secret_key, pk).ok()
-    });
     let outcomes: Vec<Outcome> = {
-        let mut lookup: HashMap<PublicKey, &[u8; 32]> = HashMap::with_capacity(senders.len());
-        for (pk, key) in missing.iter().zip(&fresh) {
-            if let Some(key) = key {
-                lookup.insert(*pk, &***key);
-            }
+        let mut lookup: HashMap<PublicKey, SenderKey<'_>> = HashMap::with_capacity(senders.len());
+        for (pk, cell) in &fresh {
+            lookup.insert(*pk, SenderKey::Fresh(cell));
         }
-        for pk in &senders {
+        for (pk, _) in senders.iter().zip(&cached).filter(|(_, &hit)| hit) {
             if let Some(key) = cache.peek(pk) {
-                lookup.entry(*pk).or_insert(key);
+                lookup.insert(*pk, SenderKey::Cached(key));
             }
         }
         let lookup = &lookup;
-        let positions: Vec<usize> = (0..seals.events.len()).collect();
-        par_map(&positions, threads, MIN_RUMORS_PER_THREAD, |&j| {
-            let seal: &Event = &seals.events[j];
-            let rumor = decrypt_payload(&seal.content, || match lookup.get(&seal.pubkey) {
-                Some(bytes) => Ok(ConversationKey::new(**bytes)),
+        let work: u64 = seals.events.len() as u64 * OPEN_NS + fresh.len() as u64 * ECDH_NS;
+        fan.map(&seals.events, work, |seal| {
+            let key = || match lookup.get(&seal.pubkey) {
+                Some(SenderKey::Cached(bytes)) => Ok(ConversationKey::new(**bytes)),
+                // A verified seal's key always lifts, so the derivation cannot fail; if it
+                // did, deriving again here reports nostr's error for this wrap.
+                Some(SenderKey::Fresh(cell)) => {
+                    match cell.get_or_init(|| derive_boxed(secret_key, &seal.pubkey).ok()) {
+                        Some(bytes) => Ok(ConversationKey::new(***bytes)),
+                        None => ConversationKey::derive(secret_key, &seal.pubkey),
+                    }
+                }
                 None => ConversationKey::derive(secret_key, &seal.pubkey),
-            })
-            .map_err(|e| Error::crypto(Step::RumorDecrypt, e));
+            };
+            let rumor = decrypt_payload(&seal.content, key)
+                .map_err(|e| Error::crypto(Step::RumorDecrypt, e));
             finish(seal, rumor)
         })
     };
-    for (pk, key) in missing.into_iter().zip(fresh) {
-        if let Some(key) = key {
+    for (pk, cell) in fresh {
+        if let Some(Some(key)) = cell.into_inner() {
             cache.insert(pk, key);
         }
     }
@@ -373,11 +412,18 @@ pub(crate) fn unwrap_with_signer<T>(
 where
     T: nostr::nips::nip44::Nip44,
 {
-    let (threads, mut board, alive) = start(wraps, options, options.recipient.as_ref());
-    let seals: Seals = open_seals(&mut board, wraps, alive, options, threads, |wrap| {
-        signer.nip44_decrypt(&wrap.pubkey, &wrap.content)
-    });
-    let outcomes: Vec<Outcome> = par_map(&seals.events, threads, MIN_SEALS_PER_THREAD, |seal| {
+    let (fan, mut board, alive) = start(wraps, options, options.recipient.as_ref());
+    let seals: Seals = open_seals(
+        &mut board,
+        wraps,
+        alive,
+        options,
+        &fan,
+        ECDH_NS + OPEN_NS,
+        |wrap| signer.nip44_decrypt(&wrap.pubkey, &wrap.content),
+    );
+    let work: u64 = seals.events.len() as u64 * (ECDH_NS + OPEN_NS);
+    let outcomes: Vec<Outcome> = fan.map(&seals.events, work, |seal| {
         let rumor = signer
             .nip44_decrypt(&seal.pubkey, &seal.content)
             .map_err(|e| Error::crypto(Step::RumorDecrypt, e));
@@ -397,8 +443,8 @@ pub(crate) async fn unwrap_with_async_signer<T>(
 where
     T: nostr::nips::nip44::AsyncNip44,
 {
-    let (threads, mut board, alive) = start(wraps, options, options.recipient.as_ref());
-    let mut opened: Vec<(usize, Result<Event, Error>)> = Vec::with_capacity(alive.len());
+    let (fan, mut board, alive) = start(wraps, options, options.recipient.as_ref());
+    let mut opened: Vec<(usize, Opened)> = Vec::with_capacity(alive.len());
     for i in alive {
         let wrap: &Event = &wraps[i];
         let seal = signer
@@ -407,7 +453,7 @@ where
             .map_err(|e| Error::crypto(Step::SealDecrypt, e));
         opened.push((i, parse_seal(seal)));
     }
-    let seals: Seals = verify_seals(&mut board, opened, options, threads);
+    let seals: Seals = verify_seals(&mut board, opened, options, &fan);
     let mut outcomes: Vec<Outcome> = Vec::with_capacity(seals.events.len());
     for seal in &seals.events {
         let rumor = signer
@@ -423,33 +469,59 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use nostr::prelude::{EventBuilder, FinalizeEvent, FinalizeUnsignedEvent, GiftWrapBuilder};
 
-    #[test]
-    fn par_map_keeps_order_for_every_split() {
-        let items: Vec<u32> = (0..103).collect();
-        for threads in 1..6 {
-            for min in [1, 4, 50, 200] {
-                let got: Vec<u32> = par_map(&items, threads, min, |x| x * 3);
-                let want: Vec<u32> = items.iter().map(|x| x * 3).collect();
-                assert_eq!(got, want, "threads {threads} min {min}");
-            }
-        }
-        let empty: Vec<u32> = par_map(&[], 4, 1, |x: &u32| *x);
-        assert!(empty.is_empty());
+    fn inbox(me: &Keys, n: usize) -> Vec<Event> {
+        let senders: Vec<Keys> = (0..3).map(|_| Keys::generate()).collect();
+        (0..n)
+            .map(|i| {
+                let from = &senders[i % senders.len()];
+                let rumor = EventBuilder::new(Kind::PrivateDirectMessage, format!("m{i}"))
+                    .finalize_unsigned(from.public_key());
+                let mut wrap = GiftWrapBuilder::new(me.public_key(), rumor)
+                    .finalize(from)
+                    .expect("wrap");
+                if i % 5 == 4 {
+                    // Tampered: the wrap's id no longer matches.
+                    wrap.content.push('A');
+                }
+                wrap
+            })
+            .collect()
+    }
+
+    fn same(a: &[Outcome], b: &[Outcome]) -> bool {
+        a.len() == b.len()
+            && a.iter().zip(b).all(|(x, y)| match (x, y) {
+                (Ok(x), Ok(y)) => x == y,
+                (Err(x), Err(y)) => x.step() == y.step() && x.as_nostr() == y.as_nostr(),
+                _ => false,
+            })
     }
 
     #[test]
-    fn par_map_without_threads_runs_every_chunk_here() {
-        let items: Vec<u32> = (0..103).collect();
-        let want: Vec<u32> = items.iter().map(|x| x + 1).collect();
-        let here = std::thread::current().id();
+    fn forced_split_asks_for_threads_and_falls_back_when_refused() {
+        let me = Keys::generate();
+        let wraps = inbox(&me, 12);
+        let one = UnwrapOptions::default().threads(1);
+        let forced = UnwrapOptions::default().threads(2).always_split(true);
+        let fan = fan_of(&forced);
+        assert!(fan.always_split && fan.threads == 2 && fan.splits(2, 0));
+        assert!(!fan_of(&UnwrapOptions::default().threads(2)).splits(12, 12 * ECDH_NS));
+        let want = unwrap_with_keys(&me, &mut KeyCache::new(8), &one, &wraps);
+        assert_eq!(want.iter().filter(|r| r.is_ok()).count(), 10);
+        assert!(same(
+            &unwrap_with_keys(&me, &mut KeyCache::new(8), &forced, &wraps),
+            &want
+        ));
+        // Every stage asks for a helper thread; refused, the caller does all of it.
+        let before = crate::spawn::refused_so_far();
         let got = crate::spawn::with_spawns_refused(|| {
-            par_map(&items, 4, 1, |x| {
-                assert_eq!(std::thread::current().id(), here, "no thread was refused");
-                x + 1
-            })
+            unwrap_with_keys(&me, &mut KeyCache::new(8), &forced, &wraps)
         });
-        assert_eq!(got, want);
+        assert!(same(&got, &want));
+        // Wrap ids, seal opening, rumors: at least one refusal each.
+        assert!(crate::spawn::refused_so_far() >= before + 3);
     }
 
     #[test]
