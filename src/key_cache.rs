@@ -14,8 +14,11 @@
 //! Only keys that lifted successfully are inserted (the caller's duty: invalid keys are never
 //! cached, so they are re-checked every time).
 
+use crate::arithmetic::group::AffinePoint;
+use secp256k1::{PublicKey, XOnlyPublicKey};
 use siphasher::sip::SipHasher13;
 use std::hash::{BuildHasher, Hasher, RandomState};
+use std::sync::{Arc, PoisonError, RwLock};
 
 /// Entries per set.
 pub(crate) const WAYS: usize = 8;
@@ -158,6 +161,116 @@ impl<V> KeyCache<V> {
             value,
         });
         &mut slot.value
+    }
+}
+
+// ---- the verifier's entries, and the cache several verifiers share
+
+/// What the key cache keeps per key.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct CachedKey {
+    /// The key's point, even y.
+    pub(crate) p: AffinePoint,
+    /// λ·P = (β·x, y).
+    pub(crate) lambda_p: AffinePoint,
+    /// libsecp256k1's parsed key, made on first single verification.
+    pub(crate) xonly: Option<XOnlyPublicKey>,
+}
+
+impl CachedKey {
+    pub(crate) fn new(p: AffinePoint) -> Self {
+        CachedKey {
+            p,
+            lambda_p: p.endomorphism(),
+            xonly: None,
+        }
+    }
+
+    /// libsecp256k1's parsed key (made from the lifted point on first use: a cheap
+    /// uncompressed parse, no square root; libsecp256k1 checks the point is on the curve).
+    pub(crate) fn xonly(&mut self) -> Option<XOnlyPublicKey> {
+        if self.xonly.is_none() {
+            self.xonly = PublicKey::from_slice(&uncompressed(&self.p))
+                .ok()
+                .map(|p| p.x_only_public_key().0);
+        }
+        self.xonly
+    }
+}
+
+/// The uncompressed SEC 1 encoding of a point, for libsecp256k1.
+fn uncompressed(p: &AffinePoint) -> [u8; 65] {
+    let mut b = [4u8; 65];
+    b[1..33].copy_from_slice(&p.x.to_bytes());
+    b[33..].copy_from_slice(&p.y.to_bytes());
+    b
+}
+
+/// Lifted keys shared by several [`Verifier`]s, for instance one per worker thread.
+///
+/// Each verifier keeps its own small cache in front of it. A key one verifier lifted is
+/// found by the others instead of lifted again, and the threads together hold one large
+/// set of keys rather than one small copy each. Cloning gives another handle to the same
+/// cache. Only keys that lifted are inserted; the cache is set-associative with a
+/// per-instance random index, like the verifier's own, and evicts the least recently
+/// *inserted* key of a full set (readers do not write, so lookups only take a read lock:
+/// one per batch, plus one write lock per batch that lifted new keys).
+///
+/// ```
+/// use nostr_verify::{SharedKeyCache, Verifier};
+/// let shared = SharedKeyCache::new(1 << 16);
+/// let workers: Vec<Verifier> = (0..4)
+///     .map(|_| Verifier::new().with_shared_cache(shared.clone()))
+///     .collect();
+/// # assert_eq!(workers.len(), 4);
+/// assert_eq!(shared.len(), 0);
+/// ```
+#[derive(Clone)]
+pub struct SharedKeyCache {
+    inner: Arc<RwLock<KeyCache<AffinePoint>>>,
+}
+
+impl SharedKeyCache {
+    /// A shared cache for at least `capacity` keys (rounded up to a power of two, at least 8).
+    /// About 130 bytes per key.
+    pub fn new(capacity: usize) -> Self {
+        SharedKeyCache {
+            inner: Arc::new(RwLock::new(KeyCache::with_capacity(capacity))),
+        }
+    }
+
+    /// How many keys it holds now.
+    pub fn len(&self) -> usize {
+        self.read().len()
+    }
+
+    /// `true` when it holds no key.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// How many keys it holds at most.
+    pub fn capacity(&self) -> usize {
+        self.read().capacity()
+    }
+
+    // Poisoning is ignored: a panic cannot leave the cache half-written (every insert is one
+    // slot assignment), and a verdict must not be lost to a poisoned lock.
+    pub(crate) fn read(&self) -> std::sync::RwLockReadGuard<'_, KeyCache<AffinePoint>> {
+        self.inner.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub(crate) fn write(&self) -> std::sync::RwLockWriteGuard<'_, KeyCache<AffinePoint>> {
+        self.inner.write().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl core::fmt::Debug for SharedKeyCache {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("SharedKeyCache")
+            .field("len", &self.len())
+            .field("capacity", &self.capacity())
+            .finish()
     }
 }
 

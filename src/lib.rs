@@ -61,7 +61,8 @@ pub use crate::nostr::{
     compute_id, id_preimage, verify_iter, EventView, PartitionVerifiedExt, Partitioned, Verdict,
     VerifyBatchExt, VerifyEventExt,
 };
-pub use batch::{SharedKeyCache, Stats, Verifier, MIN_BATCH};
+pub use batch::{Stats, Verifier, MIN_BATCH};
 pub use bip340::{check_one, verify_one, SigRef};
 pub use error::Error;
+pub use key_cache::SharedKeyCache;
 pub use thread_local::with_thread_verifier;

@@ -1,0 +1,485 @@
+//! Narrowing: finding the verdicts when a batch equation fails.
+//!
+//! This module doc is the one statement of the narrowing rules and their cost model; the code
+//! below ([`Narrowing::settle`], [`Narrowing::narrow`]) implements it, and `docs/batch.md` and
+//! the README point here. Every equation while narrowing reuses the batch's lifted points,
+//! challenges and weights. Every `false` verdict is libsecp256k1's own.
+//!
+//! 1. **Probe first.** A batch of [`PROBE_FIRST`] (128) or more has one signature, picked by
+//!    the weights, checked with libsecp256k1 before any equation. If it is invalid, a second
+//!    one elsewhere is checked: both invalid means dense failures (a flood), and every
+//!    signature is checked one at a time with no equation at all; the second valid means the
+//!    first may have been the only bad one, and it is set aside while the equation runs over
+//!    the rest. A valid probe costs one single check per batch.
+//! 2. **Sample.** When the equation fails, signatures drawn with the weights are checked one
+//!    at a time: about one per four single checks' worth of the failed equation, twice that
+//!    if the first draw found exactly one invalid, at most [`SAMPLES_MAX`] in all. Two or more
+//!    invalid mean dense failures (about one in 16 or more): the rest goes one at a time,
+//!    where narrowing would pay for equations on top.
+//! 3. **Secret order.** Otherwise the rest is reordered by the weights, which the submitter
+//!    cannot predict: key groups by their first member's weight, and by weight within a group
+//!    (one key term per node). The arrival order (the submitter's choice) then no longer
+//!    decides which signatures share a node, so invalid signatures cannot be placed one per
+//!    node to make every node fail. With one invalid sample, one equation over the rest first
+//!    tells whether it was the only one.
+//! 4. **Halving.** At a node known to fail, one signature picked by the weights is checked
+//!    with libsecp256k1. Invalid: one equation over the rest of the node decides between "it
+//!    was the only one" and one at a time for the node. Valid: the left half is tested; if it
+//!    holds, the right half is known to fail and is split untested; if not, the right half
+//!    is tested first (it usually holds, paying the budget back early), then the left half is
+//!    searched. Nodes of at most [`LEAF`] (4) signatures go one at a time.
+//! 5. **Budget.** Narrowing keeps an account in units of one libsecp256k1 check with a cached
+//!    key ([`SINGLE`]): each equation adds its estimated cost ([`equation_cost`]), each one
+//!    that holds takes off the single checks it saved. When the next equation would take the
+//!    account past [`BUDGET_PER_SIG`] (a quarter of a single check) per signature of the
+//!    batch, every open signature goes one at a time ([`Stats::budget_exhausted`](crate::Stats::budget_exhausted)).
+//!    Sprinkled invalid signatures (one in 5 to one in 16, which make every node fail) thus
+//!    cost the failed equation plus at most 25 % over one-at-a-time checking, while one or two
+//!    invalid signatures, whose sibling halves hold, keep the account negative and never
+//!    reach the limit.
+//! 6. **Cost model.** [`equation_cost`] is the MSM sweep's µs per point for the algorithm the
+//!    MSM picks at that point count, divided by one cached-key libsecp256k1 verification,
+//!    measured on the IFMA backend, and the same on every backend (not scaled for portable,
+//!    whose MSM takes about twice as long): scaled, the budget no longer covered the two half
+//!    equations that find a lone invalid signature among distinct keys, and such batches went
+//!    one at a time (`docs/experiments.md`). On portable, narrowing with a few invalid
+//!    signatures the sample misses may therefore spend up to twice the nominal budget.
+//!
+
+use super::equation::Threads;
+use super::Verifier;
+use crate::bip340::{parse_xonly, verify_parsed, SigRef};
+use std::ops::Range;
+
+/// Narrowing checks nodes of at most this many signatures one at a time.
+pub(crate) const LEAF: usize = 4;
+
+/// From this many signatures on, one signature is checked with libsecp256k1 before the
+/// equation (module doc, "Narrowing", step 1: [`Verifier::settle`]).
+pub(crate) const PROBE_FIRST: usize = 128;
+
+/// The unit of narrowing's work budget: one libsecp256k1 check with a cached key.
+pub(crate) const SINGLE: u64 = 1000;
+
+/// Narrowing's budget: its equations may cost at most this much more than the signatures
+/// they accept would have cost one at a time, per signature of the batch, in thousandths of
+/// a single check (a quarter of a single check per signature). Module doc, "Narrowing", step 5.
+pub(crate) const BUDGET_PER_SIG: u64 = SINGLE / 4;
+
+/// At most this many signatures are sampled one at a time when a batch equation fails
+/// (module doc, "Narrowing", step 2).
+pub(crate) const SAMPLES_MAX: usize = 96;
+
+/// Narrowing's account, in [`SINGLE`]s: the work of its equations (by [`equation_cost`]) less
+/// the single checks saved by the ones that held. One-at-a-time checking of the whole batch
+/// plus `loss` is what narrowing has cost so far.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Budget {
+    pub(super) loss: i64,
+    pub(super) limit: i64,
+    /// The limit was reached: every signature still open is checked one at a time.
+    pub(super) exhausted: bool,
+}
+
+/// Narrowing's estimate of one equation over `points` MSM points, in thousandths of a single
+/// check: the cost model of the narrowing rules (module doc, step 6).
+pub(super) fn equation_cost(points: usize) -> u64 {
+    // (largest point count, cost per point in thousandths of a single check)
+    const PER_POINT: [(usize, u64); 7] = [
+        (20, 300),
+        (32, 220),
+        (80, 160),
+        (160, 115),
+        (320, 90),
+        (640, 72),
+        (1800, 68),
+    ];
+    let per_point = PER_POINT
+        .iter()
+        .find(|&&(max, _)| points <= max)
+        .map_or(62, |&(_, c)| c);
+    points as u64 * per_point
+}
+
+/// The state of one batch's search for its verdicts: the verifier (its prepared batch in
+/// `work.prep`), the caller's signatures and verdicts, and the budget. Its methods take a
+/// range of `prep`.
+pub(super) struct Narrowing<'v, 's, 'a> {
+    v: &'v mut Verifier,
+    sigs: &'s [SigRef<'a>],
+    ok: &'s mut [bool],
+    pub(super) budget: Budget,
+}
+
+impl<'v, 's, 'a> Narrowing<'v, 's, 'a> {
+    /// Narrowing over the batch `v` has prepared from `sigs`; verdicts go to `ok` (by input
+    /// index).
+    pub(super) fn new(v: &'v mut Verifier, sigs: &'s [SigRef<'a>], ok: &'s mut [bool]) -> Self {
+        Narrowing {
+            v,
+            sigs,
+            ok,
+            budget: Budget::default(),
+        }
+    }
+
+    /// Finds the verdicts of all of `prep`: the batch equation (on `threads`), and narrowing
+    /// if it fails. Steps 1 to 3 of the rules (module doc); returns the final account.
+    pub(super) fn settle(mut self, threads: Threads) -> Budget {
+        let m = self.v.work.prep.len();
+        if m == 0 {
+            return self.budget;
+        }
+        let mut lo = 0;
+        if m >= PROBE_FIRST {
+            let probe = (self.v.work.prep[m / 2].a as usize) % m;
+            let v = self.single(probe);
+            if !v {
+                let second = (probe + 1 + (self.v.work.prep[m / 4].a as usize) % (m - 1)) % m;
+                if !self.single(second) {
+                    for j in (0..m).filter(|&j| j != probe && j != second) {
+                        self.single(j);
+                    }
+                    return self.budget;
+                }
+                self.v.work.prep.swap(0, probe);
+                lo = 1;
+            }
+        }
+        self.v.stats.batches += 1;
+        let complete = self.v.equation_terms(lo..m);
+        let top_cost = equation_cost(self.v.work.points.len());
+        if complete && self.v.equation_holds(lo..m, threads) {
+            self.accept(lo..m);
+            return self.budget;
+        }
+        self.budget = Budget {
+            loss: 0,
+            limit: (m as u64 * BUDGET_PER_SIG) as i64,
+            exhausted: false,
+        };
+        // Sample (step 2): about one per four single checks the failed equation cost; exactly
+        // one invalid: draw as many again before deciding.
+        let stage = ((top_cost / SINGLE) as usize / 4).min(SAMPLES_MAX / 2);
+        let mut samples = 0;
+        let mut invalid = 0;
+        for round in 0..2 {
+            if round == 1 && invalid != 1 {
+                break;
+            }
+            let end = (samples + stage).min(m - lo);
+            for i in samples..end {
+                let prep = &mut self.v.work.prep;
+                let pick = lo + i + ((prep[lo + i].a >> 64) as usize) % (m - lo - i);
+                prep.swap(lo + i, pick);
+                invalid += usize::from(!self.single(lo + i));
+            }
+            samples = end;
+        }
+        let lo = lo + samples;
+        if invalid >= 2 {
+            self.singles(lo..m);
+            return self.budget;
+        }
+        self.v.shuffle(lo..m);
+        // Perhaps the batch's only invalid signature: one equation over the rest tells.
+        if invalid == 1 && self.settled_by_equation(lo..m) {
+            return self.budget;
+        }
+        self.narrow(lo..m, true);
+        self.budget
+    }
+
+    /// Finds the verdicts of `prep[range]`; `failed` says the equation is known to fail there.
+    /// Steps 4 and 5 of the rules (module doc).
+    fn narrow(&mut self, range: Range<usize>, failed: bool) {
+        let Range { start: lo, end: hi } = range;
+        let m = hi - lo;
+        if m == 0 {
+            return;
+        }
+        if m <= LEAF || self.budget.exhausted {
+            self.singles(lo..hi);
+            return;
+        }
+        if !failed && self.settled_by_equation(lo..hi) {
+            return;
+        }
+        // The equation fails on [lo, hi). Probe one signature picked by its weight.
+        let prep = &self.v.work.prep;
+        let probe = lo + (prep[lo].a as usize ^ prep[hi - 1].a as usize) % m;
+        let v = self.single(probe);
+        self.v.work.prep.swap(lo, probe);
+        let lo = lo + 1;
+        if lo == hi {
+            return;
+        }
+        if !v {
+            // The probe is invalid: either it was the node's only bad signature, or failures
+            // are dense here. One equation over the rest tells which, so a lucky probe never
+            // turns a single bad signature into a node's worth of single checks.
+            if hi - lo > LEAF && self.equation_budgeted(lo..hi) == Some(true) {
+                return;
+            }
+            // Dense failures here (or no budget left): one at a time.
+            self.singles(lo..hi);
+            return;
+        }
+        let mid = lo + (hi - lo) / 2;
+        if mid == lo {
+            // One signature left and the rest valid: it is the invalid one (libsecp256k1 says).
+            self.narrow(lo..hi, true);
+            return;
+        }
+        match self.equation_budgeted(lo..mid) {
+            Some(true) => self.narrow(mid..hi, true),
+            Some(false) => {
+                self.narrow(mid..hi, false);
+                self.narrow(lo..mid, true);
+            }
+            None => self.singles(lo..hi),
+        }
+    }
+
+    /// [`Self::equation_budgeted`] over `prep[range]`, with the budget's fallback: `true` when
+    /// the node is settled (the equation held, or the budget ran out and the node was checked
+    /// one at a time), `false` when the equation failed and the node still needs narrowing.
+    fn settled_by_equation(&mut self, range: Range<usize>) -> bool {
+        match self.equation_budgeted(range.clone()) {
+            Some(held) => held,
+            None => {
+                self.singles(range);
+                true
+            }
+        }
+    }
+
+    /// The batch equation over `prep[range]` within the budget: `None` (and the budget marked
+    /// exhausted) when its estimated cost would take the account past the limit, else whether
+    /// it holds. Signatures it accepts get `true`.
+    pub(super) fn equation_budgeted(&mut self, range: Range<usize>) -> Option<bool> {
+        if self.budget.exhausted {
+            return None;
+        }
+        if !self.v.equation_terms(range.clone()) {
+            return Some(false);
+        }
+        let cost = equation_cost(self.v.work.points.len()) as i64;
+        let b = &mut self.budget;
+        if b.loss.saturating_add(cost) > b.limit {
+            b.exhausted = true;
+            self.v.stats.budget_exhausted += 1;
+            return None;
+        }
+        b.loss += cost;
+        self.v.stats.batches += 1;
+        if !self.v.equation_holds(range.clone(), Threads::One) {
+            return Some(false);
+        }
+        self.budget.loss -= range.len() as i64 * SINGLE as i64;
+        self.accept(range);
+        Some(true)
+    }
+
+    /// Records that the equation over `prep[range]` held: all of them valid.
+    fn accept(&mut self, range: Range<usize>) {
+        self.v.stats.batches_held += 1;
+        self.v.stats.batch_accepted += range.len() as u64;
+        for p in &self.v.work.prep[range] {
+            self.ok[p.idx as usize] = true;
+        }
+    }
+
+    /// libsecp256k1's verdicts on `prep[range]`, one at a time.
+    fn singles(&mut self, range: Range<usize>) {
+        for j in range {
+            self.single(j);
+        }
+    }
+
+    /// libsecp256k1's verdict on prepared signature `j`, recorded and returned.
+    fn single(&mut self, j: usize) -> bool {
+        self.v.stats.single_checked += 1;
+        let p = self.v.work.prep[j];
+        let sig = &self.sigs[p.idx as usize];
+        let key = &mut self.v.work.keys[p.key as usize];
+        let x = key.point.as_mut().and_then(|c| c.xonly());
+        let valid = match x.or_else(|| parse_xonly(sig.pubkey)) {
+            Some(x) => verify_parsed(&x, sig.msg, sig.sig),
+            None => false,
+        };
+        self.ok[p.idx as usize] = valid;
+        valid
+    }
+}
+
+impl Verifier {
+    /// Reorders `prep[lo..hi]` by the weights, which the submitter cannot predict: key groups
+    /// in the order of their first member's weight, and within a group by weight. The order
+    /// the batch arrived in (grouped by key prefix and `r`, both the submitter's choice) no
+    /// longer decides which signatures share a narrowing node, so invalid signatures cannot
+    /// be placed one per node to make every node fail. Signatures of one key stay adjacent
+    /// (one key term per node).
+    pub(super) fn shuffle(&mut self, range: Range<usize>) {
+        let w = &mut self.work;
+        w.key_rank.clear();
+        w.key_rank.resize(w.keys.len(), 0);
+        for p in &w.prep[range.clone()] {
+            let r = &mut w.key_rank[p.key as usize];
+            if *r == 0 {
+                *r = p.a;
+            }
+        }
+        let rank = &w.key_rank;
+        w.prep[range].sort_unstable_by_key(|p| (rank[p.key as usize], p.a));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{keyless_sigs, refs_under, signed};
+    use super::*;
+
+    /// A batch's only invalid signature, picked by the first probe (a secret is searched for
+    /// that makes it so): two single checks and one equation over the rest, never a batch's
+    /// worth of single checks.
+    #[test]
+    fn first_probe_on_the_only_bad_signature() {
+        let secp = secp256k1::Secp256k1::new();
+        let n = PROBE_FIRST;
+        let kps: Vec<secp256k1::Keypair> = (1..=8u8)
+            .map(|i| secp256k1::Keypair::from_seckey_slice(&secp, &[i; 32]).expect("key"))
+            .collect();
+        let mut owned: Vec<([u8; 32], [u8; 32], [u8; 64])> = (0..n)
+            .map(|i| {
+                let kp = &kps[i % 8];
+                let msg = [i as u8; 32];
+                let sig = secp.sign_schnorr_no_aux_rand(&msg, kp).to_byte_array();
+                (kp.x_only_public_key().0.serialize(), msg, sig)
+            })
+            .collect();
+        let bad = 37;
+        owned[bad].1[0] ^= 1;
+        let refs: Vec<SigRef<'_>> = owned.iter().map(SigRef::from).collect();
+        let secret = (0u32..20_000)
+            .map(|k| {
+                let mut s = [0u8; 32];
+                s[..4].copy_from_slice(&k.to_le_bytes());
+                s
+            })
+            .find(|s| {
+                let mut v = Verifier::with_secret(*s);
+                v.prepare(&refs, Threads::One);
+                let m = v.work.prep.len();
+                let probe = (v.work.prep[m / 2].a as usize) % m;
+                v.work.prep[probe].idx as usize == bad
+            })
+            .expect("a secret whose first probe is the bad signature");
+        let mut v = Verifier::with_secret(secret);
+        let mut ok = Vec::new();
+        assert!(!v.verify_batch(&refs, &mut ok));
+        let want: Vec<bool> = (0..n).map(|i| i != bad).collect();
+        assert_eq!(ok, want);
+        let st = v.stats();
+        assert_eq!(st.single_checked, 2, "{st:?}");
+        assert_eq!((st.batches, st.batches_held), (1, 1), "{st:?}");
+        assert_eq!(st.batch_accepted, n as u64 - 1, "{st:?}");
+    }
+
+    #[test]
+    fn equation_fails_closed_on_a_key_without_its_point() {
+        let (sigs, pk) = keyless_sigs(6);
+        let msg = [5u8; 32];
+        let refs = refs_under(&pk, &msg, &sigs);
+        let mut v = Verifier::with_secret([3; 32]);
+        v.prepare(&refs, Threads::One);
+        assert_eq!(v.work.prep.len(), 6);
+        // As prepared, the key term is there and the equation fails (the signatures are invalid).
+        assert!(!v.equation(0..6, Threads::One));
+        // A key without its point (a state `prepare` never leaves): the key term cannot be
+        // formed, and the equation must fail rather than hold without it.
+        for k in v.work.keys.iter_mut() {
+            k.point = None;
+        }
+        assert!(!v.equation(0..6, Threads::One));
+        let mut ok = vec![false; 6];
+        let mut n = Narrowing::new(&mut v, &refs, &mut ok);
+        n.budget.limit = i64::MAX;
+        assert_eq!(n.equation_budgeted(0..6), Some(false));
+        assert_eq!(ok, [false; 6]);
+    }
+
+    #[test]
+    fn budget_stops_narrowing_under_sprinkled_failures() {
+        // One signature in 23 invalid, 8 keys: the sample after the failed equation rarely
+        // calls that dense, every narrowing node fails, and the budget ends the equations.
+        // The inputs and secrets are fixed, so is the outcome; unbounded narrowing takes
+        // about 200 equations here.
+        let owned = signed(1024, 23);
+        let refs: Vec<SigRef<'_>> = owned.iter().map(SigRef::from).collect();
+        let want: Vec<bool> = refs.iter().map(crate::verify_one).collect();
+        let mut exhausted = 0;
+        for k in 0..4u8 {
+            let mut v = Verifier::with_secret([k; 32]);
+            let mut ok = vec![false; refs.len()];
+            v.prepare(&refs, Threads::One);
+            let b = Narrowing::new(&mut v, &refs, &mut ok).settle(Threads::One);
+            assert_eq!(ok, want, "secret {k}");
+            let st = v.stats();
+            assert!(st.budget_exhausted <= 1, "{st:?}");
+            assert!(st.batches <= 100, "{st:?}");
+            assert!(st.single_checked <= 1024 + 2, "{st:?}");
+            // The account never went past the limit.
+            assert!(b.loss <= b.limit, "{b:?}");
+            exhausted += st.budget_exhausted;
+        }
+        assert!(exhausted >= 2, "the budget path was not taken");
+    }
+
+    #[test]
+    fn equation_cost_model() {
+        // Per signature of a batch, the equation is cheaper than a single check from four
+        // signatures on (MIN_BATCH), and far cheaper at scale.
+        let per_sig = |n: usize, keys: usize| equation_cost(n + 2 * keys + 2) / n as u64;
+        assert!(per_sig(4, 1) < SINGLE);
+        assert!(per_sig(1024, 1024) < SINGLE / 4);
+        assert!(per_sig(1024, 8) < SINGLE / 10);
+        // The cost per point falls with N (larger windows amortise better), as in the sweep.
+        let mut last = u64::MAX;
+        for points in 1..10_000 {
+            let c = equation_cost(points) / points as u64;
+            assert!(c <= last, "cost per point rises at {points}");
+            last = c;
+        }
+    }
+
+    #[test]
+    fn shuffle_keeps_key_groups_and_follows_the_weights() {
+        let owned = signed(64, usize::MAX);
+        let refs: Vec<SigRef<'_>> = owned.iter().map(SigRef::from).collect();
+        let mut v = Verifier::with_secret([6; 32]);
+        v.prepare(&refs, Threads::One);
+        let before: Vec<u32> = v.work.prep.iter().map(|p| p.idx).collect();
+        v.shuffle(0..64);
+        let after: Vec<u32> = v.work.prep.iter().map(|p| p.idx).collect();
+        assert_ne!(before, after);
+        let mut sorted = after.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..64).collect::<Vec<u32>>());
+        // Each key's signatures are adjacent, in increasing weight.
+        let keys: Vec<u32> = v.work.prep.iter().map(|p| p.key).collect();
+        let runs = 1 + keys.windows(2).filter(|w| w[0] != w[1]).count();
+        assert_eq!(runs, 8);
+        assert!(v
+            .work
+            .prep
+            .windows(2)
+            .all(|w| w[0].key != w[1].key || w[0].a < w[1].a));
+        // Another secret, another order.
+        let mut u = Verifier::with_secret([7; 32]);
+        u.prepare(&refs, Threads::One);
+        u.shuffle(0..64);
+        let other: Vec<u32> = u.work.prep.iter().map(|p| p.idx).collect();
+        assert_ne!(after, other);
+    }
+}
