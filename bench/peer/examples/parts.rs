@@ -4,7 +4,7 @@
 //!
 //!   cargo run --release --manifest-path bench/peer/Cargo.toml --example parts
 
-use nostr_verify::arithmetic::field::FieldElement;
+use nostr_verify::arithmetic::field::{FieldElement, FieldElement4x64};
 use nostr_verify::arithmetic::group::AffinePoint;
 use nostr_verify::backend::{self, Backend};
 use nostr_verify::msm;
@@ -78,6 +78,31 @@ fn main() {
         });
         println!(
             "| lift x | {n} | {theirs:.1} | {ours:.1} | {:.2}x |",
+            theirs / ours
+        );
+    }
+    {
+        // One field inversion (every batch-affine round of Pippenger pays one).
+        let fs: Vec<FieldElement4x64> = xs_bytes[..64]
+            .iter()
+            .map(|b| FieldElement4x64::from_fe(&FieldElement::from_bytes(b).unwrap()))
+            .collect();
+        let ours = time(rounds, 10, || {
+            for f in &fs {
+                black_box(black_box(f).invert_vartime());
+            }
+        }) / 64.0;
+        let pfs: Vec<peer::field::Fe> = xs_bytes[..64]
+            .iter()
+            .map(|b| peer::field::Fe::from_bytes(b).unwrap())
+            .collect();
+        let theirs = time(rounds, 10, || {
+            for f in &pfs {
+                black_box(black_box(f).inv());
+            }
+        }) / 64.0;
+        println!(
+            "| field inversion | 1 | {theirs:.2} | {ours:.2} | {:.2}x |",
             theirs / ours
         );
     }
