@@ -1,10 +1,11 @@
 //! Layer 2: multi-scalar multiplication, `Σ kᵢ·Pᵢ` for affine points and 128-bit scalars.
 //!
 //! [`msm_vartime`] is the one entry point: Strauss's interleaved wNAF ([`straus`]) up to
-//! [`STRAUSS_MAX`] points, Pippenger's bucket method with batch-affine additions
-//! ([`pippenger`]) above, with the window width from [`pippenger::window_for`]. Both the
-//! switch point and the windows come from the MSM sweep described in `docs/batch.md`
-//! (`cargo run --release --example msm_sweep` reproduces it).
+//! [`STRAUSS_MAX`] points ([`STRAUSS_MAX_IFMA`] on the IFMA arm), Pippenger's bucket method
+//! with batch-affine additions ([`pippenger`]) above, with the window width from
+//! [`pippenger::window_for`] (per arm too). Both the switch points and the windows come from
+//! the MSM sweep described in `docs/batch.md` (`cargo run --release --example msm_sweep`
+//! reproduces it).
 //!
 //! Scalars are at most 128 bits: the batch verifier's random weights are 128-bit already, and
 //! 256-bit scalars are GLV-split (key terms) or split at 2^128 (the generator) before they get
@@ -19,16 +20,48 @@ pub mod straus;
 pub mod table;
 
 use crate::arithmetic::group::{AffinePoint, JacobianPoint};
+use crate::backend::{self, Backend};
 
-/// Up to this many points, [`msm_vartime`] uses Strauss's method.
-pub const STRAUSS_MAX: usize = 20;
+/// Up to this many points, [`msm_vartime`] uses Strauss's method on the portable arms (what
+/// ARM runs). Above, batch-affine Pippenger with c = 3 is faster (the MSM sweep, `docs/batch.md`).
+pub const STRAUSS_MAX: usize = 16;
+
+/// The same bound on the IFMA arm, whose pair additions are cheaper: Pippenger wins from
+/// about 9 points there.
+pub const STRAUSS_MAX_IFMA: usize = 8;
 
 /// The wNAF width Strauss's method uses.
 pub const STRAUSS_WINDOW: usize = 4;
 
-/// Point counts where the algorithm or the window width changes (for tests that must cross
-/// every switch): [`STRAUSS_MAX`] and every bound of [`pippenger::WINDOWS`].
-pub const SWITCH_POINTS: &[usize] = &[STRAUSS_MAX, 40, 80, 256, 600, 900, 1400, 2600, 8000];
+/// Point counts where the algorithm or the window width changes on some arm (for tests that
+/// must cross every switch): [`STRAUSS_MAX_IFMA`], [`STRAUSS_MAX`] and every bound of
+/// [`pippenger::WINDOWS`] and [`pippenger::WINDOWS_PORTABLE`], ascending.
+pub const SWITCH_POINTS: &[usize] = &[
+    STRAUSS_MAX_IFMA,
+    STRAUSS_MAX,
+    22,
+    40,
+    80,
+    256,
+    600,
+    900,
+    1400,
+    2600,
+    8000,
+];
+
+/// The largest point count [`msm_vartime`] gives Strauss's method on `arm`.
+pub fn strauss_max_for(arm: Backend) -> usize {
+    match arm {
+        Backend::Ifma => STRAUSS_MAX_IFMA,
+        Backend::Portable | Backend::PortableBaseline => STRAUSS_MAX,
+    }
+}
+
+/// Whether [`msm_vartime`] runs Strauss's method for `n` points on the selected backend.
+fn use_strauss(n: usize) -> bool {
+    n <= strauss_max_for(backend::selected())
+}
 
 /// Reusable buffers for [`msm_vartime`].
 #[derive(Debug, Default)]
@@ -51,7 +84,7 @@ pub fn msm_vartime(
     scalars: &[u128],
     scratch: &mut Scratch,
 ) -> JacobianPoint {
-    if points.len() <= STRAUSS_MAX {
+    if use_strauss(points.len()) {
         straus::msm_vartime(points, scalars, STRAUSS_WINDOW, &mut scratch.straus)
     } else {
         let c = pippenger::window_for(points.len());
@@ -161,16 +194,23 @@ pub(crate) mod tests {
 
     #[test]
     fn switch_points_are_the_strauss_bound_and_the_window_bounds() {
-        let mut want = vec![STRAUSS_MAX];
-        want.extend(pippenger::WINDOWS.iter().map(|&(max, _)| max));
-        assert_eq!(SWITCH_POINTS, &want[..]);
-        for &sp in &SWITCH_POINTS[1..] {
-            assert_ne!(
-                pippenger::window_for(sp),
-                pippenger::window_for(sp + 1),
-                "{sp}"
-            );
+        let mut want = vec![STRAUSS_MAX_IFMA, STRAUSS_MAX];
+        for arm in Backend::ALL {
+            want.push(strauss_max_for(arm));
+            let windows = pippenger::windows_for(arm);
+            want.extend(windows.iter().map(|&(max, _)| max));
+            for &(max, c) in windows {
+                assert_eq!(pippenger::window_for_arm(max, arm), c, "{arm:?} {max}");
+                assert_ne!(
+                    pippenger::window_for_arm(max, arm),
+                    pippenger::window_for_arm(max + 1, arm),
+                    "{arm:?} {max}"
+                );
+            }
         }
+        want.sort_unstable();
+        want.dedup();
+        assert_eq!(SWITCH_POINTS, &want[..]);
     }
 
     /// `n` distinct points (an arithmetic progression Q, Q + H, Q + 2H, …: cheap to make in
@@ -241,6 +281,9 @@ pub(crate) mod tests {
         for &n in &[
             0usize,
             1,
+            STRAUSS_MAX_IFMA - 1,
+            STRAUSS_MAX_IFMA,
+            STRAUSS_MAX_IFMA + 1,
             STRAUSS_MAX - 1,
             STRAUSS_MAX,
             STRAUSS_MAX + 1,

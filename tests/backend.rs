@@ -502,3 +502,32 @@ fn word_points_convert_negate_and_compare() {
     assert!(id.to_affine().infinity);
     assert!(id.neg().is_identity());
 }
+
+/// What a build for another architecture (aarch64 in CI, under qemu) runs: the portable arm's
+/// baseline build, with no x86 arm compiled in or detected.
+#[cfg(not(target_arch = "x86_64"))]
+#[test]
+fn other_architectures_run_the_portable_baseline() {
+    assert_eq!(
+        Backend::available(),
+        [Backend::Portable, Backend::PortableBaseline]
+    );
+    assert!(!Backend::Ifma.is_available());
+    assert!(!backend::portable_uses_bmi2());
+}
+
+/// On aarch64 `sha2` (built with its `asm` feature there) uses the ARMv8 SHA-256 instructions
+/// when the CPU reports them. CI sets `NOSTR_VERIFY_EXPECT_ARM_SHA=1` under qemu, whose
+/// default CPU has them, so that the SHA-256 results the other suites check come from that path.
+#[cfg(target_arch = "aarch64")]
+#[test]
+fn aarch64_sha_instructions_are_detected_when_expected() {
+    let sha2 = std::arch::is_aarch64_feature_detected!("sha2");
+    eprintln!("aarch64: CPU reports the SHA-256 instructions: {sha2}");
+    if std::env::var("NOSTR_VERIFY_EXPECT_ARM_SHA").is_ok_and(|v| v == "1") {
+        assert!(
+            sha2,
+            "NOSTR_VERIFY_EXPECT_ARM_SHA=1 but the CPU does not report `sha2`"
+        );
+    }
+}

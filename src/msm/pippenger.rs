@@ -37,10 +37,10 @@
 
 use super::recode::{signed_digits_u128, windows_u128};
 use crate::arithmetic::group::{AffinePoint, Jacobian4x64, JacobianPoint};
-use crate::backend::{self, WordPoint};
+use crate::backend::{self, Backend, WordPoint};
 
-/// Window widths by point count, from the MSM sweep (`docs/batch.md`, "How it works"):
-/// `(max N, c)`.
+/// Window widths by point count on the IFMA arm, from the MSM sweep (`docs/batch.md`, "How it
+/// works"): `(max N, c)`.
 pub const WINDOWS: &[(usize, usize)] = &[
     (40, 3),
     (80, 4),
@@ -62,9 +62,35 @@ pub const PAIR_BLOCK: usize = 1024;
 /// The largest window width used (for N beyond the table).
 pub const MAX_WINDOW: usize = 11;
 
-/// The window width used for `n` points.
+/// Window widths on the portable arms (what ARM runs), same sweep: c = 4 from 23 points,
+/// where IFMA's cheaper pair additions keep c = 3 up to 40.
+pub const WINDOWS_PORTABLE: &[(usize, usize)] = &[
+    (22, 3),
+    (80, 4),
+    (256, 5),
+    (600, 6),
+    (900, 7),
+    (1400, 8),
+    (2600, 9),
+    (8000, 10),
+];
+
+/// The window table of `arm`: [`WINDOWS`] or [`WINDOWS_PORTABLE`].
+pub fn windows_for(arm: Backend) -> &'static [(usize, usize)] {
+    match arm {
+        Backend::Ifma => WINDOWS,
+        Backend::Portable | Backend::PortableBaseline => WINDOWS_PORTABLE,
+    }
+}
+
+/// The window width used for `n` points on the selected backend.
 pub fn window_for(n: usize) -> usize {
-    WINDOWS
+    window_for_arm(n, backend::selected())
+}
+
+/// The window width used for `n` points on `arm`.
+pub fn window_for_arm(n: usize, arm: Backend) -> usize {
+    windows_for(arm)
         .iter()
         .find(|&&(max, _)| n <= max)
         .map_or(MAX_WINDOW, |&(_, c)| c)

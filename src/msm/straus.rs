@@ -16,7 +16,8 @@
 
 use super::recode::{wnaf_u128, WNAF_U128_DIGITS};
 use super::table::odd_multiples_vartime;
-use crate::arithmetic::group::{AffinePoint, JacobianPoint};
+use crate::arithmetic::field::FieldElement4x64;
+use crate::arithmetic::group::{AffinePoint, Jacobian4x64, JacobianPoint};
 
 /// Reusable buffers for [`msm_vartime`].
 #[derive(Debug, Default)]
@@ -25,6 +26,8 @@ pub struct Scratch {
     naf: Vec<[i8; WNAF_U128_DIGITS]>,
     jac: Vec<JacobianPoint>,
     table: Vec<AffinePoint>,
+    /// The table in 4×64-bit words: `(x, y, −y)` of every entry.
+    words: Vec<[FieldElement4x64; 3]>,
 }
 
 /// `Σ scalars[i]·points[i]` by interleaved wNAF with window `w` (2 ≤ w ≤ 7).
@@ -56,7 +59,15 @@ pub fn msm_vartime(
     }
     let tlen = 1usize << (w - 2);
     odd_multiples_vartime(&s.live, tlen, &mut s.jac, &mut s.table);
-    let mut acc = JacobianPoint::IDENTITY;
+    // The doubling chain and its additions run in 4×64-bit words (Jacobian4x64), whose
+    // multiplications are about 1.6× faster than the 5×52-bit limbs' in a baseline build
+    // (what ARM runs); the table is converted once, with −y beside y.
+    s.words.clear();
+    s.words.extend(s.table.iter().map(|p| {
+        let y = FieldElement4x64::from_fe(&p.y);
+        [FieldElement4x64::from_fe(&p.x), y, y.neg()]
+    }));
+    let mut acc = Jacobian4x64::IDENTITY;
     for i in (0..bits).rev() {
         if !acc.is_infinity() {
             acc = acc.double_vartime();
@@ -64,13 +75,15 @@ pub fn msm_vartime(
         for (j, naf) in s.naf.iter().enumerate() {
             let d = naf[i];
             if d > 0 {
-                acc = acc.add_affine_vartime(&s.table[j * tlen + (d as usize >> 1)]);
+                let [x, y, _] = &s.words[j * tlen + (d as usize >> 1)];
+                acc = acc.add_words_vartime(x, y);
             } else if d < 0 {
-                acc = acc.add_affine_vartime(&s.table[j * tlen + ((-d) as usize >> 1)].neg());
+                let [x, _, neg_y] = &s.words[j * tlen + ((-d) as usize >> 1)];
+                acc = acc.add_words_vartime(x, neg_y);
             }
         }
     }
-    acc
+    acc.to_jacobian()
 }
 
 #[cfg(test)]

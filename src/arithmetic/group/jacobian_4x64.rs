@@ -117,7 +117,26 @@ impl Jacobian4x64 {
         if self.is_infinity() {
             return Self::from_affine(b);
         }
-        let (bx, by) = (F::from_fe(&b.x), F::from_fe(&b.y));
+        self.add_words_vartime(&F::from_fe(&b.x), &F::from_fe(&b.y))
+    }
+
+    /// `self + (bx, by)` for an affine point, not the identity, given in words (any 256-bit
+    /// representatives), the same formula as [`Self::add_affine_vartime`] without the
+    /// conversion from 5×52-bit limbs (Strauss's tables are kept in words).
+    ///
+    /// # Variable time
+    /// Branches on the identity and the exceptional cases (equal x: a doubling or the
+    /// identity).
+    #[inline]
+    pub fn add_words_vartime(&self, bx: &F, by: &F) -> Self {
+        if self.is_infinity() {
+            return Self {
+                x: *bx,
+                y: *by,
+                z: F::ONE,
+                infinity: false,
+            };
+        }
         let z1z1 = self.z.square();
         let u2 = bx.mul(&z1z1);
         let s2 = by.mul(&z1z1).mul(&self.z);
@@ -230,6 +249,22 @@ mod tests {
                 &p4.add_affine_vartime(&qa),
                 &p.add_affine_vartime(&qa),
                 "add affine",
+            );
+            let (qx, qy) = (F::from_fe(&qa.x), F::from_fe(&qa.y));
+            same(
+                &p4.add_words_vartime(&qx, &qy),
+                &p.add_affine_vartime(&qa),
+                "add words",
+            );
+            same(
+                &p4.add_words_vartime(&qx, &qy.neg()),
+                &p.add_affine_vartime(&qa.neg()),
+                "add negated words",
+            );
+            same(
+                &Jacobian4x64::IDENTITY.add_words_vartime(&qx, &qy),
+                &JacobianPoint::from_affine(&qa),
+                "identity + words",
             );
             // Chains, so that non-canonical coordinates feed the next operation.
             let mut a4 = p4;
