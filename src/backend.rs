@@ -36,7 +36,12 @@ mod bmi2;
 #[cfg(nostr_verify_ifma)]
 #[clippy::msrv = "1.89"]
 mod ifma;
+mod pool;
 mod portable;
+mod tuning;
+
+pub use self::pool::{with_pool, PoolJob, PoolPoint};
+pub use self::tuning::{msm_tuning, MsmTuning, MAX_WINDOW};
 
 use crate::arithmetic::field::{FieldElement, FieldElement4x64};
 use crate::arithmetic::group::AffinePoint;
@@ -308,7 +313,7 @@ impl Backend {
     /// [`Backend::add_affine_pairs_gather_vartime`] on points in 4×64-bit words: the
     /// portable arm's kernel, with no conversion between 5×52-bit limbs and its own words on
     /// the way in or out. The portable arms' Pippenger keeps its points this way
-    /// ([`Backend::uses_word_points`]). The IFMA arm has no kernel of its own for them and
+    /// ([`Backend::with_pool`]). The IFMA arm has no kernel of its own for them and
     /// runs the portable arm's.
     ///
     /// No point may be the identity, and the same equal-x report is made
@@ -351,9 +356,10 @@ impl Backend {
         }
     }
 
-    /// Whether this backend's Pippenger keeps its points as [`WordPoint`]s (the portable
-    /// arms) rather than [`AffinePoint`]s (the IFMA arm, whose kernels read 52-bit limbs).
-    pub fn uses_word_points(self) -> bool {
+    /// Whether this backend's pool keeps its points as [`WordPoint`]s (the portable arms)
+    /// rather than [`AffinePoint`]s (the IFMA arm, whose kernels read 52-bit limbs): the
+    /// choice [`Backend::with_pool`] makes.
+    fn pool_in_words(self) -> bool {
         match self.arm() {
             #[cfg(nostr_verify_ifma)]
             Arm::Ifma(_) => false,

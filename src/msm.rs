@@ -1,9 +1,9 @@
 //! Layer 2: multi-scalar multiplication, `Σ kᵢ·Pᵢ` for affine points and 128-bit scalars.
 //!
 //! [`msm_vartime`] is the one entry point: Strauss's interleaved wNAF ([`straus`]) up to
-//! [`STRAUSS_MAX`] points ([`STRAUSS_MAX_IFMA`] on the IFMA arm), Pippenger's bucket method
-//! with batch-affine additions ([`pippenger`]) above, with the window width from
-//! [`pippenger::window_for`] (per arm too). Both the switch points and the windows come from
+//! the selected backend's Strauss bound ([`backend::MsmTuning`]), Pippenger's bucket method
+//! with batch-affine additions ([`pippenger`]) above, with the window width from the same
+//! tuning. Both the switch points and the windows come from
 //! the MSM sweep described in `docs/batch.md` (`cargo run --release --example msm_sweep`
 //! reproduces it).
 //!
@@ -20,48 +20,18 @@ pub mod straus;
 pub mod table;
 
 use crate::arithmetic::group::{AffinePoint, JacobianPoint};
-use crate::backend::{self, Backend};
+use crate::backend;
 
-/// Up to this many points, [`msm_vartime`] uses Strauss's method on the portable arms (what
-/// ARM runs). Above, batch-affine Pippenger with c = 3 is faster (the MSM sweep, `docs/batch.md`).
+/// The most points any backend gives Strauss's method (its [`backend::MsmTuning`] says
+/// where each one switches); [`msm_two_threads_vartime`] cuts nothing up to twice this.
 pub const STRAUSS_MAX: usize = 16;
-
-/// The same bound on the IFMA arm, whose pair additions are cheaper: Pippenger wins from
-/// about 9 points there.
-pub const STRAUSS_MAX_IFMA: usize = 8;
 
 /// The wNAF width Strauss's method uses.
 pub const STRAUSS_WINDOW: usize = 4;
 
-/// Point counts where the algorithm or the window width changes on some arm (for tests that
-/// must cross every switch): [`STRAUSS_MAX_IFMA`], [`STRAUSS_MAX`] and every bound of
-/// [`pippenger::WINDOWS`] and [`pippenger::WINDOWS_PORTABLE`], ascending.
-pub const SWITCH_POINTS: &[usize] = &[
-    STRAUSS_MAX_IFMA,
-    STRAUSS_MAX,
-    22,
-    40,
-    80,
-    256,
-    600,
-    900,
-    1400,
-    2600,
-    8000,
-];
-
-/// The largest point count [`msm_vartime`] gives Strauss's method on `arm`.
-pub fn strauss_max_for(arm: Backend) -> usize {
-    match arm {
-        Backend::Ifma => STRAUSS_MAX_IFMA,
-        Backend::Portable | Backend::PortableBaseline => STRAUSS_MAX,
-    }
-}
-
-/// Whether [`msm_vartime`] runs Strauss's method for `n` points on the selected backend.
-fn use_strauss(n: usize) -> bool {
-    n <= strauss_max_for(backend::selected())
-}
+/// Point counts where the algorithm or the window width changes on some backend (for tests
+/// that must cross every switch): every backend's Strauss bound and window bounds, ascending.
+pub const SWITCH_POINTS: &[usize] = &[8, 16, 22, 40, 80, 256, 600, 900, 1400, 2600, 8000];
 
 /// Reusable buffers for [`msm_vartime`].
 #[derive(Debug, Default)]
@@ -84,10 +54,11 @@ pub fn msm_vartime(
     scalars: &[u128],
     scratch: &mut Scratch,
 ) -> JacobianPoint {
-    if use_strauss(points.len()) {
+    let tuning = backend::msm_tuning();
+    if points.len() <= tuning.strauss_max {
         straus::msm_vartime(points, scalars, STRAUSS_WINDOW, &mut scratch.straus)
     } else {
-        let c = pippenger::window_for(points.len());
+        let c = tuning.window_for(points.len());
         pippenger::msm_vartime(points, scalars, c, &mut scratch.pippenger)
     }
 }
@@ -194,19 +165,12 @@ pub(crate) mod tests {
 
     #[test]
     fn switch_points_are_the_strauss_bound_and_the_window_bounds() {
-        let mut want = vec![STRAUSS_MAX_IFMA, STRAUSS_MAX];
-        for arm in Backend::ALL {
-            want.push(strauss_max_for(arm));
-            let windows = pippenger::windows_for(arm);
-            want.extend(windows.iter().map(|&(max, _)| max));
-            for &(max, c) in windows {
-                assert_eq!(pippenger::window_for_arm(max, arm), c, "{arm:?} {max}");
-                assert_ne!(
-                    pippenger::window_for_arm(max, arm),
-                    pippenger::window_for_arm(max + 1, arm),
-                    "{arm:?} {max}"
-                );
-            }
+        let mut want = vec![];
+        for b in backend::Backend::ALL {
+            let t = b.msm_tuning();
+            assert!(t.strauss_max <= STRAUSS_MAX, "{b:?}");
+            want.push(t.strauss_max);
+            want.extend(t.windows.iter().map(|&(max, _)| max));
         }
         want.sort_unstable();
         want.dedup();
@@ -281,9 +245,9 @@ pub(crate) mod tests {
         for &n in &[
             0usize,
             1,
-            STRAUSS_MAX_IFMA - 1,
-            STRAUSS_MAX_IFMA,
-            STRAUSS_MAX_IFMA + 1,
+            7,
+            8,
+            9,
             STRAUSS_MAX - 1,
             STRAUSS_MAX,
             STRAUSS_MAX + 1,

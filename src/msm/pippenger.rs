@@ -37,20 +37,8 @@
 
 use super::recode::{signed_digits_u128, windows_u128};
 use crate::arithmetic::group::{AffinePoint, Jacobian4x64, JacobianPoint};
-use crate::backend::{self, Backend, WordPoint};
-
-/// Window widths by point count on the IFMA arm, from the MSM sweep (`docs/batch.md`, "How it
-/// works"): `(max N, c)`.
-pub const WINDOWS: &[(usize, usize)] = &[
-    (40, 3),
-    (80, 4),
-    (256, 5),
-    (600, 6),
-    (900, 7),
-    (1400, 8),
-    (2600, 9),
-    (8000, 10),
-];
+use crate::backend::{self, PoolJob, PoolPoint};
+use std::any::Any;
 
 /// The most pair additions handed to the backend in one call during accumulation: a round
 /// of all windows at a few thousand points holds tens of thousands of pairs, whose working
@@ -59,41 +47,9 @@ pub const WINDOWS: &[(usize, usize)] = &[
 /// and 2048 at every size from 82 to 3,074 points.
 pub const PAIR_BLOCK: usize = 1024;
 
-/// The largest window width used (for N beyond the table).
-pub const MAX_WINDOW: usize = 11;
-
-/// Window widths on the portable arms (what ARM runs), same sweep: c = 4 from 23 points,
-/// where IFMA's cheaper pair additions keep c = 3 up to 40.
-pub const WINDOWS_PORTABLE: &[(usize, usize)] = &[
-    (22, 3),
-    (80, 4),
-    (256, 5),
-    (600, 6),
-    (900, 7),
-    (1400, 8),
-    (2600, 9),
-    (8000, 10),
-];
-
-/// The window table of `arm`: [`WINDOWS`] or [`WINDOWS_PORTABLE`].
-pub fn windows_for(arm: Backend) -> &'static [(usize, usize)] {
-    match arm {
-        Backend::Ifma => WINDOWS,
-        Backend::Portable | Backend::PortableBaseline => WINDOWS_PORTABLE,
-    }
-}
-
-/// The window width used for `n` points on the selected backend.
+/// The window width used for `n` points on the selected backend (its [`backend::MsmTuning`]).
 pub fn window_for(n: usize) -> usize {
-    window_for_arm(n, backend::selected())
-}
-
-/// The window width used for `n` points on `arm`.
-pub fn window_for_arm(n: usize, arm: Backend) -> usize {
-    windows_for(arm)
-        .iter()
-        .find(|&&(max, _)| n <= max)
-        .map_or(MAX_WINDOW, |&(_, c)| c)
+    backend::msm_tuning().window_for(n)
 }
 
 /// Reusable buffers for [`msm_vartime`].
@@ -101,14 +57,49 @@ pub fn window_for_arm(n: usize, arm: Backend) -> usize {
 pub struct Scratch {
     /// The buffers that do not hold points.
     work: Work,
-    /// The point pool of the IFMA arm, in [`AffinePoint`]s.
-    affine: Typed<AffinePoint>,
-    /// The point pool of the portable arms, in [`WordPoint`]s (see
-    /// [`backend::Backend::uses_word_points`]).
-    words: Typed<WordPoint>,
+    /// The point pools, one per representation a backend has asked for.
+    pools: Pools,
 }
 
-/// The buffers of [`Scratch`] that hold points, in the representation `T` of one arm.
+/// The buffers that hold points, one [`Typed`] per point type a backend chose
+/// ([`backend::with_pool`]); normally only one is ever made.
+#[derive(Default)]
+struct Pools(Vec<Box<dyn Any + Send>>);
+
+impl core::fmt::Debug for Pools {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Pools")
+            .field("kinds", &self.0.len())
+            .finish()
+    }
+}
+
+impl Pools {
+    /// The most points any of the pools holds (for tests that must span several blocks).
+    #[cfg(test)]
+    fn largest(&mut self) -> usize {
+        let a = self.typed::<crate::arithmetic::group::AffinePoint>().pool.len();
+        let w = self.typed::<crate::backend::WordPoint>().pool.len();
+        a.max(w)
+    }
+
+    /// The buffers for points of type `P`, made on first use.
+    fn typed<P: PoolPoint>(&mut self) -> &mut Typed<P> {
+        let i = match self.0.iter().position(|b| b.is::<Typed<P>>()) {
+            Some(i) => i,
+            None => {
+                self.0.push(Box::new(Typed::<P>::default()));
+                self.0.len() - 1
+            }
+        };
+        match self.0[i].downcast_mut::<Typed<P>>() {
+            Some(t) => t,
+            None => unreachable!("the pool at {i} holds Typed<P>"),
+        }
+    }
+}
+
+/// The buffers of [`Scratch`] that hold points, in one representation `T`.
 #[derive(Debug)]
 struct Typed<T> {
     /// Every point a bucket can hold, by index: per input point the point and its negation
@@ -161,111 +152,6 @@ struct Work {
     pairs: backend::PairScratch,
 }
 
-/// A point as an arm's pair-addition kernels read and write it, and what Pippenger needs of
-/// it besides: [`AffinePoint`] (5×52-bit limbs) for the IFMA arm, [`WordPoint`] (4×64-bit
-/// words, no conversion in the portable kernels) for the portable arms.
-pub(crate) trait PoolPoint: Copy + core::fmt::Debug {
-    /// The point at infinity.
-    const IDENTITY: Self;
-    /// From an affine point with normalized coordinates.
-    fn from_affine(p: &AffinePoint) -> Self;
-    /// To an affine point with normalized coordinates.
-    fn to_affine(&self) -> AffinePoint;
-    /// −p.
-    fn neg(&self) -> Self;
-    /// Whether this is the identity.
-    fn is_identity(&self) -> bool;
-    /// Equal x-coordinates (neither point the identity).
-    fn same_x(&self, other: &Self) -> bool;
-    /// Equal y-coordinates (neither point the identity).
-    fn same_y(&self, other: &Self) -> bool;
-    /// `out[k] = src[pairs[k][0]] + src[pairs[k][1]]` on `backend`, with the equal-x report
-    /// in `scratch` ([`backend::Backend::add_affine_pairs_gather_vartime`]).
-    fn add_pairs(
-        backend: backend::Backend,
-        src: &[Self],
-        pairs: &[[u32; 2]],
-        out: &mut [Self],
-        scratch: &mut backend::PairScratch,
-    );
-}
-
-impl PoolPoint for AffinePoint {
-    const IDENTITY: Self = AffinePoint::IDENTITY;
-    #[inline(always)]
-    fn from_affine(p: &AffinePoint) -> Self {
-        *p
-    }
-    #[inline(always)]
-    fn to_affine(&self) -> AffinePoint {
-        *self
-    }
-    #[inline(always)]
-    fn neg(&self) -> Self {
-        AffinePoint::neg(self)
-    }
-    #[inline(always)]
-    fn is_identity(&self) -> bool {
-        self.infinity
-    }
-    #[inline(always)]
-    fn same_x(&self, other: &Self) -> bool {
-        same_limbs(&self.x, &other.x)
-    }
-    #[inline(always)]
-    fn same_y(&self, other: &Self) -> bool {
-        same_limbs(&self.y, &other.y)
-    }
-    #[inline(always)]
-    fn add_pairs(
-        backend: backend::Backend,
-        src: &[Self],
-        pairs: &[[u32; 2]],
-        out: &mut [Self],
-        scratch: &mut backend::PairScratch,
-    ) {
-        backend.add_affine_pairs_gather_vartime(src, pairs, out, scratch);
-    }
-}
-
-impl PoolPoint for WordPoint {
-    const IDENTITY: Self = WordPoint::IDENTITY;
-    #[inline(always)]
-    fn from_affine(p: &AffinePoint) -> Self {
-        WordPoint::from_affine(p)
-    }
-    #[inline(always)]
-    fn to_affine(&self) -> AffinePoint {
-        WordPoint::to_affine(self)
-    }
-    #[inline(always)]
-    fn neg(&self) -> Self {
-        WordPoint::neg(self)
-    }
-    #[inline(always)]
-    fn is_identity(&self) -> bool {
-        WordPoint::is_identity(self)
-    }
-    #[inline(always)]
-    fn same_x(&self, other: &Self) -> bool {
-        WordPoint::same_x(self, other)
-    }
-    #[inline(always)]
-    fn same_y(&self, other: &Self) -> bool {
-        WordPoint::same_y(self, other)
-    }
-    #[inline(always)]
-    fn add_pairs(
-        backend: backend::Backend,
-        src: &[Self],
-        pairs: &[[u32; 2]],
-        out: &mut [Self],
-        scratch: &mut backend::PairScratch,
-    ) {
-        backend.add_word_pairs_gather_vartime(src, pairs, out, scratch);
-    }
-}
-
 /// The pairing copies a bucket's pairs in whole groups of `PAIR_GROUP`, reading and writing
 /// past its end; the index vectors carry `PAIR_PAD` slots of slack for that.
 const PAIR_GROUP: usize = 4;
@@ -273,17 +159,6 @@ const PAIR_PAD: usize = 2 * PAIR_GROUP;
 
 /// The final index of a bucket that holds no point.
 const NO_POINT: u32 = u32::MAX;
-
-/// Equality of two normalized field elements, limb by limb (the lowest limb almost always
-/// decides; an inlined compare instead of a `memcmp` call in the hot loop).
-#[inline(always)]
-fn same_limbs(
-    a: &crate::arithmetic::field::FieldElement,
-    b: &crate::arithmetic::field::FieldElement,
-) -> bool {
-    let (a, b) = (a.raw_limbs(), b.raw_limbs());
-    a[0] == b[0] && a[1] == b[1] && a[2] == b[2] && a[3] == b[3] && a[4] == b[4]
-}
 
 /// The number of windows for width c: ⌈129/c⌉.
 pub fn windows(c: usize) -> usize {
@@ -412,17 +287,47 @@ fn window_sums_vartime(
     s: &mut Scratch,
     out: &mut Vec<JacobianPoint>,
 ) {
-    // One backend for the whole call: the pool's representation depends on it.
-    let b = backend::selected();
-    let Scratch {
+    // One backend for the whole call, and the pool in the representation it chose.
+    let Scratch { work, pools } = s;
+    backend::with_pool(WindowSums {
+        points,
+        scalars,
+        c,
+        wins,
+        part,
         work,
-        affine,
-        words,
-    } = s;
-    if b.uses_word_points() {
-        window_sums_in(b, points, scalars, c, wins, part, work, words, out);
-    } else {
-        window_sums_in(b, points, scalars, c, wins, part, work, affine, out);
+        pools,
+        out,
+    });
+}
+
+/// The arguments of [`window_sums_vartime`], as a job for [`backend::with_pool`].
+struct WindowSums<'a> {
+    points: &'a [AffinePoint],
+    scalars: &'a [u128],
+    c: usize,
+    wins: core::ops::Range<usize>,
+    part: Option<(usize, core::ops::Range<usize>)>,
+    work: &'a mut Work,
+    pools: &'a mut Pools,
+    out: &'a mut Vec<JacobianPoint>,
+}
+
+impl PoolJob for WindowSums<'_> {
+    type Output = ();
+    fn run<P: PoolPoint>(self, b: backend::Backend) {
+        let t = self.pools.typed::<P>();
+        window_sums_in(
+            b,
+            self.points,
+            self.scalars,
+            self.c,
+            self.wins,
+            self.part,
+            self.work,
+            t,
+            self.out,
+        );
     }
 }
 
@@ -992,6 +897,7 @@ fn reduce_serial<'p>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::WordPoint;
     use crate::msm::tests::{naive, random_terms};
 
     #[test]
@@ -1063,9 +969,9 @@ mod tests {
 
     /// [`reduce_batch_affine`] on `buckets` laid out in a pool (behind a few unrelated points,
     /// with stale points past them, as in a reused scratch); an identity bucket is handed
-    /// over as one. Once per pool representation and backend that can run here (the
-    /// affine pool on every backend, the word pool on both portable builds), each result
-    /// with its name.
+    /// over as one. Once per pool representation and backend that can run here (both pools
+    /// on every backend: the IFMA arm runs the portable word kernel), each result with its
+    /// name.
     fn reduce_buckets(
         slots: usize,
         half: usize,
@@ -1077,10 +983,7 @@ mod tests {
             let got = reduce_buckets_in::<AffinePoint>(b, slots, half, len, buckets);
             all.push((format!("affine pool, {}", b.name()), got));
         }
-        for b in [
-            backend::Backend::Portable,
-            backend::Backend::PortableBaseline,
-        ] {
+        for b in backend::Backend::available() {
             let got = reduce_buckets_in::<WordPoint>(b, slots, half, len, buckets);
             all.push((format!("word pool, {}", b.name()), got));
         }
@@ -1249,7 +1152,7 @@ mod tests {
             assert!(got.add_vartime(&small.neg()).is_infinity(), "small, c {c}");
         }
         assert!(
-            s.affine.pool.len().max(s.words.pool.len()) > 2 * PAIR_BLOCK,
+            s.pools.largest() > 2 * PAIR_BLOCK,
             "the test must span several blocks"
         );
     }
@@ -1417,8 +1320,7 @@ mod tests {
     }
 
     /// Steps 1–4 in each pool representation on each backend that can run here, whatever
-    /// [`backend::selected`] is: the word pool on both portable builds, the affine pool on
-    /// every backend. Inputs with identities, zero scalars, repeated points and negations,
+    /// backend is selected. Inputs with identities, zero scalars, repeated points and negations,
     /// so that every exceptional route runs.
     #[test]
     fn both_pool_representations_match_naive() {
@@ -1447,10 +1349,7 @@ mod tests {
             ks[4] = ks[0];
             pts[5] = pts[6];
             let want = naive(&pts, &ks);
-            for b in [
-                backend::Backend::Portable,
-                backend::Backend::PortableBaseline,
-            ] {
+            for b in backend::Backend::available() {
                 let got = sums(b, &pts, &ks, c, &mut work, &mut words);
                 assert!(got.eq_vartime(&want), "word pool, {} c {c} n {n}", b.name());
             }

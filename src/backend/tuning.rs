@@ -1,0 +1,97 @@
+//! The MSM's parameters per backend, from the MSM sweep (`docs/batch.md`, "How it works";
+//! `cargo run --release --example msm_sweep` reproduces it). The MSM reads them through
+//! [`msm_tuning`] and never asks which arm runs.
+
+use super::{selected, Backend};
+
+/// Where the MSM switches algorithm and window width on one backend.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MsmTuning {
+    /// Up to this many points, Strauss's method; above, batch-affine Pippenger.
+    pub strauss_max: usize,
+    /// Pippenger's window width by point count: `(max N, c)`, ascending; above the last,
+    /// [`MAX_WINDOW`].
+    pub windows: &'static [(usize, usize)],
+}
+
+/// The largest window width used (for N beyond every table).
+pub const MAX_WINDOW: usize = 11;
+
+/// The IFMA arm: its cheap pair additions make Pippenger win from about 9 points, and keep
+/// c = 3 up to 40.
+const IFMA: MsmTuning = MsmTuning {
+    strauss_max: 8,
+    windows: &[
+        (40, 3),
+        (80, 4),
+        (256, 5),
+        (600, 6),
+        (900, 7),
+        (1400, 8),
+        (2600, 9),
+        (8000, 10),
+    ],
+};
+
+/// The portable arms (what ARM runs): Pippenger with c = 3 beats Strauss from 17 points, and
+/// c = 4 beats c = 3 from 23.
+const PORTABLE: MsmTuning = MsmTuning {
+    strauss_max: 16,
+    windows: &[
+        (22, 3),
+        (80, 4),
+        (256, 5),
+        (600, 6),
+        (900, 7),
+        (1400, 8),
+        (2600, 9),
+        (8000, 10),
+    ],
+};
+
+impl MsmTuning {
+    /// The window width for `n` points.
+    pub fn window_for(&self, n: usize) -> usize {
+        self.windows
+            .iter()
+            .find(|&&(max, _)| n <= max)
+            .map_or(MAX_WINDOW, |&(_, c)| c)
+    }
+}
+
+impl Backend {
+    /// This backend's MSM parameters.
+    pub fn msm_tuning(self) -> MsmTuning {
+        match self {
+            Backend::Ifma => IFMA,
+            Backend::Portable | Backend::PortableBaseline => PORTABLE,
+        }
+    }
+}
+
+/// The selected backend's MSM parameters.
+pub fn msm_tuning() -> MsmTuning {
+    selected().msm_tuning()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tables_ascend_and_windows_grow() {
+        for b in Backend::ALL {
+            let t = b.msm_tuning();
+            assert!(t
+                .windows
+                .windows(2)
+                .all(|w| w[0].0 < w[1].0 && w[0].1 < w[1].1));
+            assert!(t.strauss_max < t.windows[0].0, "{b:?}");
+            assert!(t.windows.last().map_or(0, |w| w.1) < MAX_WINDOW);
+            for &(max, c) in t.windows {
+                assert_eq!(t.window_for(max), c);
+                assert_ne!(t.window_for(max), t.window_for(max + 1));
+            }
+        }
+    }
+}
