@@ -14,3 +14,15 @@ pub mod input;
 pub mod line;
 pub mod pipeline;
 mod progress;
+
+/// Entry points for fuzz targets. **Not a stable API**: hidden from the docs, exempt from
+/// semver, and free to change or go in any release.
+///
+/// The line classifier every non-blank input line goes through before verification:
+/// [`parse_line`](__fuzz::parse_line) takes any bytes and returns the decoded event with its
+/// span, `Ok(None)` for a blank line, or the [`Problem`](line::Problem); it must never panic,
+/// and a returned span always lies inside the line on UTF-8 boundaries.
+#[doc(hidden)]
+pub mod __fuzz {
+    pub use crate::line::parse_line;
+}

@@ -12,8 +12,9 @@
 //! handed to the callback in order. With 5 MiB lines that is a few lines in flight under the
 //! default 64 MiB, with 500-byte lines tens of thousands.
 //!
-//! Runs of empty lines are skipped in bulk by the reader ([`skip_newlines`]) and a run of blank
-//! lines travels as one entry, so a file of nothing but newlines costs a scan of its bytes.
+//! Runs of empty lines are skipped in bulk by the reader
+//! ([`skip_newlines`](crate::input::skip_newlines)) and a run of blank lines travels as one
+//! entry, so a file of nothing but newlines costs a scan of its bytes.
 //!
 //! Threads: the reader and the workers are started with [`thread::Builder::spawn`]. When the
 //! system refuses a thread, the run goes on with the workers that did start; when no worker or no
@@ -28,30 +29,34 @@
 //! copy listed before the genuine event does not hide it. The id and author sets are the only
 //! state that grows with the input (about 80 bytes per distinct valid event).
 
-use crate::budget::{event_bytes, Account, Budget, DEFAULT_MAX_IN_FLIGHT_BYTES};
-use crate::input::{read_line_capped, skip_newlines, Input, LineRead};
-use crate::line::{parse_line, Found, Problem};
+// Rooms: `chunk` is the unit of work, `reader` cuts the inputs into chunks, `workers` decode and
+// verify them, `collector` puts them back in order and calls back; this file holds the options,
+// the records and totals handed out, and `run`, which starts the threads and wires them together.
+
+mod chunk;
+mod collector;
+mod reader;
+mod workers;
+
+use crate::budget::{Budget, DEFAULT_MAX_IN_FLIGHT_BYTES};
+use crate::input::Input;
+use crate::line::Problem;
 use crate::progress::Progress;
+use chunk::{Chunk, Done};
+use collector::Collector;
 use nostr::event::Event;
-use nostr_verify::{Verdict, VerifyBatchExt};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use reader::read_all;
 use std::io;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{self, Receiver};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::mpsc;
+use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 use std::time::Instant;
+use workers::{process, work, Dispatch, IdleWorkers};
 
 /// Default cap on one line's size: 5 MiB, the largest message rust-nostr's relay pool accepts
 /// (`MAX_MESSAGE_SIZE` in nostr-relay-pool). Longer lines are reported, not read into memory.
 pub const DEFAULT_MAX_LINE_BYTES: usize = 5 << 20;
-
-/// Bytes the reader takes from the budget for every byte of text, on top of the text itself,
-/// for what a worker allocates while handling it: the decoded event (about the size of its JSON;
-/// a worker charges more if it turns out larger) and the serialisation of the event that is
-/// hashed to check its id. Taken in advance, so a worker never has to wait for the budget.
-const DECODE_ALLOWANCE: usize = 2;
 
 /// Tuning and output switches for [`run`].
 #[derive(Clone, Debug)]
@@ -182,79 +187,6 @@ impl Summary {
     }
 }
 
-/// One entry of a chunk.
-enum RawLine {
-    /// A line whose bytes are `Chunk::data[range]`.
-    Text { no: u64, range: (usize, usize) },
-    /// A line longer than the cap, of this many bytes; its bytes were not kept.
-    TooLong { no: u64, len: u64 },
-    /// `count` whitespace-only lines, the first numbered `no`.
-    Blank { no: u64, count: u64 },
-}
-
-impl RawLine {
-    fn no(&self) -> u64 {
-        match *self {
-            RawLine::Text { no, .. } | RawLine::TooLong { no, .. } | RawLine::Blank { no, .. } => {
-                no
-            }
-        }
-    }
-}
-
-struct Chunk {
-    seq: u64,
-    input: usize,
-    /// The line cap the reader applied (for the too-long message).
-    cap: usize,
-    data: Vec<u8>,
-    lines: Vec<RawLine>,
-    /// Bytes of the budget this chunk holds.
-    held: usize,
-}
-
-impl Chunk {
-    fn new(seq: u64, input: usize, cap: usize) -> Self {
-        Chunk {
-            seq,
-            input,
-            cap,
-            data: Vec::new(),
-            lines: Vec::new(),
-            held: 0,
-        }
-    }
-
-    /// The bytes the chunk will need: its text and its line table as read, plus
-    /// [`DECODE_ALLOWANCE`] bytes per byte of text for the work on it.
-    fn footprint(&self) -> usize {
-        self.data.capacity()
-            + self.lines.capacity() * core::mem::size_of::<RawLine>()
-            + self.allowance()
-    }
-
-    /// What the chunk's bytes of text are expected to cost a worker (see [`DECODE_ALLOWANCE`]).
-    fn allowance(&self) -> usize {
-        DECODE_ALLOWANCE.saturating_mul(self.data.len())
-    }
-}
-
-/// A worker's result for one entry of a chunk.
-enum Outcome {
-    Blank,
-    Problem(Problem),
-    Event {
-        event: Event,
-        span: (usize, usize),
-        verdict: Verdict,
-    },
-}
-
-struct Done {
-    chunk: Chunk,
-    outcomes: Vec<Outcome>,
-}
-
 /// Checks every line of `inputs` on `opts.threads` workers and calls `on_record` for each
 /// non-blank line in input order, with its own budget of `opts.max_in_flight_bytes`.
 ///
@@ -286,19 +218,13 @@ where
     let start = Instant::now();
     let total_size: Option<u64> = inputs.iter().map(|i| i.size).sum();
     let raw_bytes: Vec<Arc<AtomicU64>> = inputs.iter().map(|i| i.raw_bytes.clone()).collect();
-    let mut collector = Collector {
+    let mut collector = Collector::new(
         on_record,
-        budget: budget.clone(),
-        summary: Summary::default(),
-        seen: HashMap::new(),
-        authors: HashSet::new(),
-        pending: BTreeMap::new(),
-        next: 0,
-        progress: Progress::new(opts.progress, total_size),
+        budget.clone(),
+        Progress::new(opts.progress, total_size),
         raw_bytes,
         start,
-        result: Ok(()),
-    };
+    );
     let mut spawns = Spawner::new(opts);
 
     let (done_tx, done_rx) = mpsc::channel::<Done>();
@@ -397,19 +323,13 @@ where
     for w in workers {
         worker_failed |= w.join().is_err();
     }
-    collector.progress.finish();
-    collector.result?;
-    let mut summary = collector.summary;
+    let (mut summary, stranded) = collector.finish()?;
     summary.io_errors = io_errors;
-    if worker_failed || !collector.pending.is_empty() {
+    if worker_failed || stranded {
         summary
             .io_errors
             .push("internal error: a worker thread failed".to_string());
     }
-    for done in collector.pending.into_values() {
-        budget.release(Account::Chunks, done.chunk.held);
-    }
-    summary.authors = collector.authors.len() as u64;
     summary.threads = threads;
     summary.seconds = start.elapsed().as_secs_f64();
     Ok(summary)
@@ -457,412 +377,6 @@ impl Hooks {
         #[cfg(not(test))]
         Hooks
     }
-}
-
-/// The caller's side: puts chunks back in order, counts, removes duplicates, calls back.
-struct Collector<F> {
-    on_record: F,
-    budget: Arc<Budget>,
-    summary: Summary,
-    seen: HashMap<[u8; 32], Pos>,
-    authors: HashSet<[u8; 32]>,
-    pending: BTreeMap<u64, Done>,
-    next: u64,
-    progress: Progress,
-    raw_bytes: Vec<Arc<AtomicU64>>,
-    start: Instant,
-    /// The callback's first error; nothing is handed on after it.
-    result: io::Result<()>,
-}
-
-impl<F> Collector<F>
-where
-    F: FnMut(Pos, Record<'_>) -> io::Result<()>,
-{
-    /// Takes one processed chunk and hands on every chunk that is now next in order. `Err(())`
-    /// once the callback failed (the error is kept in `result`).
-    fn accept(&mut self, done: Done) -> Result<(), ()> {
-        if self.result.is_err() {
-            self.budget.release(Account::Chunks, done.chunk.held);
-            return Err(());
-        }
-        self.pending.insert(done.chunk.seq, done);
-        while let Some(done) = self.pending.remove(&self.next) {
-            self.next += 1;
-            let held = done.chunk.held;
-            let r = self.hand_on(done);
-            self.budget.release(Account::Chunks, held);
-            if let Err(e) = r {
-                self.result = Err(e);
-                return Err(());
-            }
-            let bytes = self
-                .raw_bytes
-                .iter()
-                .map(|c| c.load(Ordering::Relaxed))
-                .sum::<u64>();
-            self.progress
-                .update(bytes, self.summary.lines, self.summary.events, self.start);
-        }
-        Ok(())
-    }
-
-    /// Counts one chunk's lines and calls back for each non-blank one.
-    fn hand_on(&mut self, done: Done) -> io::Result<()> {
-        let Done { chunk, outcomes } = done;
-        let summary = &mut self.summary;
-        for (raw, outcome) in chunk.lines.iter().zip(outcomes) {
-            let pos = Pos {
-                input: chunk.input,
-                line: raw.no(),
-            };
-            if let RawLine::Blank { count, .. } = *raw {
-                summary.lines += count;
-                summary.blank += count;
-                continue;
-            }
-            summary.lines += 1;
-            match outcome {
-                Outcome::Blank => summary.blank += 1,
-                Outcome::Problem(p) => {
-                    summary.unparseable += 1;
-                    (self.on_record)(pos, Record::Unparseable(&p))?;
-                }
-                Outcome::Event {
-                    event,
-                    span,
-                    verdict,
-                } => {
-                    summary.events += 1;
-                    match verdict {
-                        Verdict::InvalidId => {
-                            summary.invalid_id += 1;
-                            (self.on_record)(pos, Record::InvalidId(&event))?;
-                        }
-                        Verdict::InvalidSignature => {
-                            summary.invalid_sig += 1;
-                            (self.on_record)(pos, Record::InvalidSignature(&event))?;
-                        }
-                        Verdict::Valid => match self.seen.get(event.id.as_bytes()) {
-                            Some(&first) => {
-                                summary.duplicates += 1;
-                                (self.on_record)(
-                                    pos,
-                                    Record::Duplicate {
-                                        event: &event,
-                                        first,
-                                    },
-                                )?;
-                            }
-                            None => {
-                                self.seen.insert(event.id.to_bytes(), pos);
-                                self.authors.insert(event.pubkey.to_bytes());
-                                summary.valid += 1;
-                                // The span came from `parse_line` on these very bytes, whose
-                                // UTF-8 it checked; the fallback is unreachable.
-                                let json = match *raw {
-                                    RawLine::Text { range, .. } => chunk
-                                        .data
-                                        .get(range.0..range.1)
-                                        .and_then(|l| l.get(span.0..span.1))
-                                        .and_then(|b| core::str::from_utf8(b).ok())
-                                        .unwrap_or_default(),
-                                    _ => "",
-                                };
-                                (self.on_record)(pos, Record::Valid { event, json })?;
-                            }
-                        },
-                    }
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
-/// The reader: cuts every input into chunks, taking their bytes from the budget, and passes each
-/// to `send` (false: the pipeline is shutting down). Returns the read errors.
-fn read_all(
-    inputs: Vec<Input>,
-    opts: &Options,
-    budget: &Budget,
-    stop: &AtomicBool,
-    mut send: impl FnMut(Chunk) -> bool,
-) -> Vec<String> {
-    let mut errors = Vec::new();
-    let mut seq = 0u64;
-    let cap = opts.max_line_bytes;
-    for (index, mut input) in inputs.into_iter().enumerate() {
-        let mut no = 0u64;
-        let mut chunk = Chunk::new(seq, index, cap);
-        loop {
-            if stop.load(Ordering::Relaxed) {
-                budget.release(Account::Chunks, chunk.held);
-                return errors;
-            }
-            let blanks = match skip_newlines(&mut input.reader) {
-                Ok(n) => n,
-                Err(e) => {
-                    errors.push(format!("{}: read error after line {no}: {e}", input.name));
-                    break;
-                }
-            };
-            push_blank(&mut chunk, no + 1, blanks);
-            no += blanks;
-            let start = chunk.data.len();
-            let got = read_line_capped(&mut input.reader, &mut chunk.data, cap);
-            match got {
-                Ok(LineRead::Eof) => break,
-                Ok(LineRead::Line) => {
-                    no += 1;
-                    if chunk.data[start..].trim_ascii().is_empty() {
-                        chunk.data.truncate(start);
-                        push_blank(&mut chunk, no, 1);
-                    } else {
-                        let range = (start, chunk.data.len());
-                        chunk.lines.push(RawLine::Text { no, range });
-                    }
-                }
-                Ok(LineRead::TooLong(len)) => {
-                    no += 1;
-                    chunk.lines.push(RawLine::TooLong { no, len });
-                }
-                Err(e) => {
-                    errors.push(format!("{}: read error after line {no}: {e}", input.name));
-                    break;
-                }
-            }
-            // Take the bytes the chunk grew by; this waits while the budget is spent.
-            let footprint = chunk.footprint();
-            if footprint > chunk.held {
-                budget.acquire(Account::Chunks, footprint - chunk.held, chunk.held);
-                chunk.held = footprint;
-            }
-            if chunk.lines.len() >= opts.chunk_lines || chunk.data.len() >= opts.chunk_bytes {
-                seq += 1;
-                let full = std::mem::replace(&mut chunk, Chunk::new(seq, index, cap));
-                if !send(full) {
-                    return errors;
-                }
-            }
-        }
-        if chunk.lines.is_empty() {
-            budget.release(Account::Chunks, chunk.held);
-        } else {
-            let footprint = chunk.footprint();
-            if footprint > chunk.held {
-                budget.acquire(Account::Chunks, footprint - chunk.held, chunk.held);
-                chunk.held = footprint;
-            }
-            seq += 1;
-            if !send(chunk) {
-                return errors;
-            }
-        }
-    }
-    errors
-}
-
-/// Adds `count` blank lines from line `no` on, merged into the chunk's last entry when that is a
-/// run of blank lines too.
-fn push_blank(chunk: &mut Chunk, no: u64, count: u64) {
-    if count == 0 {
-        return;
-    }
-    if let Some(RawLine::Blank { count: run, .. }) = chunk.lines.last_mut() {
-        *run += count;
-    } else {
-        chunk.lines.push(RawLine::Blank { no, count });
-    }
-}
-
-/// Hands each chunk to the worker that became idle last. When long lines keep only a few chunks
-/// in flight, the same few workers then do all the work, and only their allocator arenas grow
-/// (glibc keeps freed memory per thread); with a first-come queue every worker would take its
-/// turn and keep a long line's worth of memory.
-struct Dispatch {
-    senders: Vec<mpsc::Sender<Chunk>>,
-    idle: Arc<IdleWorkers>,
-}
-
-impl Dispatch {
-    /// Waits for an idle worker and gives it the chunk; false when no worker is left.
-    fn send(&self, chunk: Chunk) -> bool {
-        self.idle
-            .pop()
-            .and_then(|id| self.senders.get(id))
-            .is_some_and(|tx| tx.send(chunk).is_ok())
-    }
-}
-
-#[derive(Default)]
-struct IdleWorkers {
-    state: Mutex<IdleState>,
-    changed: Condvar,
-}
-
-#[derive(Default)]
-struct IdleState {
-    /// Idle workers, the most recently idle last.
-    idle: Vec<usize>,
-    /// Workers started and not yet returned.
-    alive: usize,
-}
-
-impl IdleWorkers {
-    fn lock(&self) -> MutexGuard<'_, IdleState> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn started(&self) {
-        self.lock().alive += 1;
-    }
-
-    fn push(&self, id: usize) {
-        self.lock().idle.push(id);
-        self.changed.notify_all();
-    }
-
-    fn gone(&self) {
-        let mut s = self.lock();
-        s.alive = s.alive.saturating_sub(1);
-        drop(s);
-        self.changed.notify_all();
-    }
-
-    /// The most recently idle worker, waiting for one; `None` when every worker has returned.
-    fn pop(&self) -> Option<usize> {
-        let mut s = self.lock();
-        loop {
-            if let Some(id) = s.idle.pop() {
-                return Some(id);
-            }
-            if s.alive == 0 {
-                return None;
-            }
-            s = self.changed.wait(s).unwrap_or_else(|p| p.into_inner());
-        }
-    }
-}
-
-/// Tells the dispatcher that a worker returned, however it returned.
-struct Gone<'a>(&'a IdleWorkers);
-
-impl Drop for Gone<'_> {
-    fn drop(&mut self) {
-        self.0.gone();
-    }
-}
-
-/// A worker thread: parses and verifies the chunks handed to it until the reader is done.
-fn work(
-    id: usize,
-    idle: &IdleWorkers,
-    chunks: &Receiver<Chunk>,
-    done: &mpsc::Sender<Done>,
-    budget: &Budget,
-    hooks: &Hooks,
-) {
-    let _gone = Gone(idle);
-    loop {
-        idle.push(id);
-        let Ok(mut chunk) = chunks.recv() else { return };
-        let outcomes = process(&mut chunk, budget, hooks);
-        if let Err(mpsc::SendError(unsent)) = done.send(Done { chunk, outcomes }) {
-            budget.release(Account::Chunks, unsent.chunk.held);
-            return;
-        }
-    }
-}
-
-/// Parses every line of a chunk, then verifies all its events in one batch, and charges the
-/// budget for the decoded events. A panic while handling one line is caught and reported as
-/// [`Problem::Internal`] for that line.
-fn process(chunk: &mut Chunk, budget: &Budget, hooks: &Hooks) -> Vec<Outcome> {
-    let mut outcomes = Vec::with_capacity(chunk.lines.len());
-    let mut events = Vec::with_capacity(chunk.lines.len());
-    let mut slots = Vec::with_capacity(chunk.lines.len());
-    for raw in &chunk.lines {
-        let outcome = match *raw {
-            RawLine::Blank { .. } => Outcome::Blank,
-            RawLine::TooLong { len, .. } => Outcome::Problem(Problem::TooLong {
-                cap: chunk.cap,
-                len,
-            }),
-            RawLine::Text { no, range } => {
-                match parse_guarded(&chunk.data[range.0..range.1], no, hooks) {
-                    Ok(None) => Outcome::Blank,
-                    Ok(Some(found)) => {
-                        slots.push((outcomes.len(), found.span, no));
-                        events.push(found.event);
-                        Outcome::Blank // replaced below
-                    }
-                    Err(p) => Outcome::Problem(p),
-                }
-            }
-        };
-        outcomes.push(outcome);
-    }
-    let nos: Vec<u64> = slots.iter().map(|s| s.2).collect();
-    let verdicts = verify_guarded(&events, &nos, hooks);
-    let mut charge = outcomes.capacity() * core::mem::size_of::<Outcome>();
-    for (((slot, span, _), event), verdict) in slots.into_iter().zip(events).zip(verdicts) {
-        charge += event_bytes(&event);
-        outcomes[slot] = match verdict {
-            Some(verdict) => Outcome::Event {
-                event,
-                span,
-                verdict,
-            },
-            None => Outcome::Problem(Problem::Internal),
-        };
-    }
-    // Only what exceeds the allowance the reader took for this chunk.
-    let charge = charge.saturating_sub(chunk.allowance());
-    budget.charge(Account::Chunks, charge);
-    chunk.held += charge;
-    outcomes
-}
-
-/// [`parse_line`], with a panic turned into [`Problem::Internal`].
-fn parse_guarded(bytes: &[u8], _no: u64, _hooks: &Hooks) -> Result<Option<Found>, Problem> {
-    catch_unwind(AssertUnwindSafe(|| {
-        #[cfg(test)]
-        if _hooks.panic_parsing_line == Some(_no) {
-            panic!("injected panic while parsing line {_no}");
-        }
-        parse_line(bytes)
-    }))
-    .unwrap_or(Err(Problem::Internal))
-}
-
-/// One verdict per event (`None`: verifying it panicked). The batch is verified at once; if that
-/// panics or breaks the one-verdict-per-event contract, each event is verified on its own, so a
-/// bad event costs only its own line.
-fn verify_guarded(events: &[Event], nos: &[u64], hooks: &Hooks) -> Vec<Option<Verdict>> {
-    let batch = |events: &[Event], nos: &[u64]| {
-        catch_unwind(AssertUnwindSafe(|| {
-            #[cfg(test)]
-            if let Some(no) = hooks.panic_verifying_line.filter(|n| nos.contains(n)) {
-                panic!("injected panic while verifying line {no}");
-            }
-            let _ = (nos, hooks);
-            events.verify_batch()
-        }))
-        .ok()
-        .filter(|v| v.len() == events.len())
-    };
-    if let Some(verdicts) = batch(events, nos) {
-        return verdicts.into_iter().map(Some).collect();
-    }
-    events
-        .iter()
-        .zip(nos)
-        .map(|(event, no)| {
-            batch(core::slice::from_ref(event), core::slice::from_ref(no))
-                .and_then(|v| v.into_iter().next())
-        })
-        .collect()
 }
 
 #[cfg(test)]

@@ -54,3 +54,15 @@ pub use transport::{
     BatchVerifyTransport, DropReason, TapEvent, TapHandle, TapOptions, TapStats, TapStream,
     DEFAULT_PREFIX,
 };
+
+/// Entry points for fuzz targets. **Not a stable API**: hidden from the docs, exempt from
+/// semver, and free to change or go in any release.
+///
+/// The frame scanner the tap runs on every text frame from a relay, before any parse:
+/// [`scan_head`](__fuzz::scan_head) classifies a trimmed frame, and for
+/// [`Head::Event`](__fuzz::Head::Event) [`event_object`](__fuzz::event_object) cuts out the
+/// event object's text. Both take any `&str` and must never panic.
+#[doc(hidden)]
+pub mod __fuzz {
+    pub use crate::transport::scan::{event_object, scan_head, Head};
+}

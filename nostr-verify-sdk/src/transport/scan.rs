@@ -1,0 +1,119 @@
+//! The frame scanner: reads the head of a relay frame (`["EVENT","<sub>"`, `["EOSE","<sub>"`,
+//! `["CLOSED","<sub>"`) without parsing the rest, so that frames of other subscriptions are
+//! forwarded untouched and an intercepted event is parsed straight from its object's text.
+//!
+//! Every function here takes any `&str` (the bytes of a text frame from a relay) and never
+//! panics; the fuzz entry point [`crate::__fuzz`] re-exports them.
+
+/// Kind of frame, from a scan of its head.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Head<'a> {
+    /// `["EVENT","<id>"` with the raw (unescaped) id and the index just after it.
+    Event(&'a str, usize),
+    /// `["EOSE"` or `["CLOSED"` with the raw id.
+    EoseOrClosed(&'a str),
+    /// Anything else, or an id containing an escape (needs a full parse).
+    Other,
+    /// An id containing a backslash: decide after a full parse.
+    Escaped,
+}
+
+fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\n' | b'\r') {
+        i += 1;
+    }
+    i
+}
+
+/// Reads `"<string>"` at `i`; returns the raw content and the index after the closing quote,
+/// or `Err(())` if the string contains a backslash, `None` if malformed.
+fn raw_string(s: &str, i: usize) -> Option<Result<(&str, usize), ()>> {
+    let b = s.as_bytes();
+    if b.get(i) != Some(&b'"') {
+        return None;
+    }
+    let start = i + 1;
+    let mut j = start;
+    while j < b.len() {
+        match b[j] {
+            b'"' => return Some(Ok((&s[start..j], j + 1))),
+            b'\\' => return Some(Err(())),
+            _ => j += 1,
+        }
+    }
+    None
+}
+
+/// The event object of an `EVENT` frame: the text after `,` following the subscription id, up
+/// to the closing `]`. Parsing it directly skips the `serde_json::Value` tree that
+/// `RelayMessage::from_json` builds first. A frame with extra elements after the event does not
+/// parse as an event and is dropped.
+///
+/// `after_id` is the index [`scan_head`] returned with [`Head::Event`] for the same `s`; any
+/// other index gives `None` or a wrong slice, never a panic.
+pub fn event_object(s: &str, after_id: usize) -> Option<&str> {
+    let b = s.as_bytes();
+    let i = skip_ws(b, after_id);
+    if b.get(i) != Some(&b',') {
+        return None;
+    }
+    s[i + 1..].trim_end().strip_suffix(']')
+}
+
+/// Classifies a frame (already trimmed by the caller) by its first two elements.
+pub fn scan_head(s: &str) -> Head<'_> {
+    let b = s.as_bytes();
+    let i = skip_ws(b, 0);
+    if b.get(i) != Some(&b'[') {
+        return Head::Other;
+    }
+    let i = skip_ws(b, i + 1);
+    let (kind, i) = match raw_string(s, i) {
+        Some(Ok(x)) => x,
+        _ => return Head::Other,
+    };
+    let i = skip_ws(b, i);
+    if b.get(i) != Some(&b',') {
+        return Head::Other;
+    }
+    let i = skip_ws(b, i + 1);
+    let (id, after) = match raw_string(s, i) {
+        Some(Ok(x)) => x,
+        Some(Err(())) => return Head::Escaped,
+        None => return Head::Other,
+    };
+    match kind {
+        "EVENT" => Head::Event(id, after),
+        "EOSE" | "CLOSED" => Head::EoseOrClosed(id),
+        _ => Head::Other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn head_scan() {
+        assert_eq!(scan_head(r#"["EVENT","bv:1",{}]"#), Head::Event("bv:1", 15));
+        assert_eq!(
+            scan_head(r#" [ "EVENT" , "abc" ,{}]"#),
+            Head::Event("abc", 18)
+        );
+        assert_eq!(scan_head(r#"["EOSE","bv:1"]"#), Head::EoseOrClosed("bv:1"));
+        assert_eq!(
+            scan_head(r#"["CLOSED","bv:1","x"]"#),
+            Head::EoseOrClosed("bv:1")
+        );
+        assert_eq!(scan_head(r#"["EVENT","bv\u003a1",{}]"#), Head::Escaped);
+        assert_eq!(scan_head(r#"["NOTICE","hi"]"#), Head::Other);
+        assert_eq!(scan_head(r#"["OK","id",true,""]"#), Head::Other);
+        assert_eq!(scan_head(r#"["EVENT""#), Head::Other);
+        assert_eq!(scan_head(r#"{"EVENT":1}"#), Head::Other);
+        assert_eq!(scan_head(""), Head::Other);
+        let f = r#"["EVENT","bv:1" , {"a":[1]} ] "#.trim();
+        assert_eq!(event_object(f, 15), Some(r#" {"a":[1]} "#));
+        assert_eq!(event_object(r#"["EVENT","bv:1"]"#, 15), None);
+        assert_eq!(event_object(r#"["EVENT","bv:1",{}"#, 15), None);
+    }
+}

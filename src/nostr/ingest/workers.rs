@@ -1,0 +1,169 @@
+//! The worker pool: std threads that take batches from the queue and verify them (a demoted
+//! peer's a slice per turn, one event at a time), answer their tickets, and hand over to a new
+//! thread after a panic.
+
+use super::queue::{Job, ACTIVE_WINDOW};
+use super::shared::{lock, Shared};
+use super::Checked;
+use crate::nostr::batch::{verify_into, Mode};
+use crate::nostr::view::EventView;
+use crate::nostr::Verdict;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::Ordering::{Relaxed, SeqCst};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+#[cfg(test)]
+thread_local! {
+    /// Test hook: spawns this thread may still ask for before the OS "refuses" them.
+    pub(super) static SPAWNS_ALLOWED: core::cell::Cell<usize> = const { core::cell::Cell::new(usize::MAX) };
+}
+
+/// Starts a named thread, or returns the OS's refusal.
+pub(super) fn spawn_thread(
+    name: String,
+    f: impl FnOnce() + Send + 'static,
+) -> std::io::Result<JoinHandle<()>> {
+    #[cfg(test)]
+    {
+        let allowed = SPAWNS_ALLOWED.with(core::cell::Cell::get);
+        if allowed == 0 {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::WouldBlock,
+                "thread refused (test hook)",
+            ));
+        }
+        SPAWNS_ALLOWED.with(|a| a.set(allowed - 1));
+    }
+    std::thread::Builder::new().name(name).spawn(f)
+}
+
+impl<E: EventView + Send + 'static> Shared<E> {
+    /// Starts one worker thread (counted in `workers` while it runs).
+    pub(super) fn spawn_worker(self: &Arc<Self>) -> std::io::Result<()> {
+        let i = self.next_worker.fetch_add(1, Relaxed);
+        let s = Arc::clone(self);
+        // Counted before the thread runs, so that a replacement is never seen missing.
+        self.counters.workers.fetch_add(1, SeqCst);
+        let spawned = spawn_thread(format!("nostr-verify-worker-{i}"), move || {
+            // The worker's thread-local verifier: this thread belongs to the service, so
+            // nothing else sees the attached cache.
+            crate::with_thread_verifier(|v| v.set_shared_cache(s.keys.clone()));
+            s.worker_loop();
+            s.counters.workers.fetch_sub(1, SeqCst);
+        });
+        match spawned {
+            Ok(handle) => {
+                lock(&self.threads).push(handle);
+                Ok(())
+            }
+            Err(e) => {
+                self.counters.workers.fetch_sub(1, SeqCst);
+                Err(e)
+            }
+        }
+    }
+
+    /// Runs batches until the queue is closed and empty, or until a batch panics and a new
+    /// thread has taken over.
+    fn worker_loop(self: &Arc<Self>) {
+        loop {
+            let job = {
+                let mut q = lock(&self.queue);
+                loop {
+                    let workers = self.counters.workers.load(Relaxed) as usize;
+                    if let Some(job) = q.pop(workers) {
+                        break job;
+                    }
+                    if q.closed && q.queued_jobs == 0 {
+                        return;
+                    }
+                    // Nothing this worker may take: new batches, finished turns and the end of
+                    // another peer's activity window wake it.
+                    q = self
+                        .queue_cv
+                        .wait_timeout(q, ACTIVE_WINDOW)
+                        .unwrap_or_else(|e| e.into_inner())
+                        .0;
+                }
+            };
+            let n = job.events.len() as u64;
+            let lane = job.peer.lane;
+            // A panic drops the job while unwinding: its `Reply` answers the tickets `Lost`
+            // and its permits go back. No lock is held across `run`.
+            let outcome = catch_unwind(AssertUnwindSafe(|| self.run(job)));
+            lock(&self.queue).finished(lane);
+            self.queue_cv.notify_all();
+            if outcome.is_err() {
+                self.counters.lost.fetch_add(n, Relaxed);
+                // The thread-local verifier may have been left mid-operation: hand over to a
+                // fresh thread. If the OS refuses one, carry on here rather than lose a worker.
+                if self.spawn_worker().is_ok() {
+                    self.counters.workers_replaced.fetch_add(1, Relaxed);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// One turn of a batch: all of it, or for a demoted peer the next
+    /// [`single_turn`](Self::single_turn) events, after which the batch goes back to its lane.
+    fn run(&self, mut job: Job<E>) {
+        let now = Instant::now();
+        let demoted = self.demoted_now(&job.peer, now);
+        if job.panic {
+            panic!("ingest worker test hook: panic on a marked batch");
+        }
+        let c = &self.counters;
+        let start = job.verdicts.len();
+        if demoted {
+            let end = job.events.len().min(start + self.single_turn());
+            verify_into(&job.events[start..end], Mode::Single, &mut job.verdicts);
+            c.single_events.fetch_add((end - start) as u64, Relaxed);
+            if job.remaining() > 0 {
+                lock(&self.queue).push_unfinished(job);
+                self.queue_cv.notify_one();
+                return;
+            }
+        } else {
+            verify_into(&job.events[start..], Mode::Batch, &mut job.verdicts);
+            let failed = job.verdicts[start..].contains(&Verdict::InvalidSignature);
+            c.batches.fetch_add(1, Relaxed);
+            c.batched_events
+                .fetch_add((job.events.len() - start) as u64, Relaxed);
+            if failed {
+                self.record_failure(&job.peer, now);
+            } else {
+                self.record_held(&job.peer, now);
+                c.batches_held.fetch_add(1, Relaxed);
+            }
+        }
+        let Job {
+            events,
+            reply,
+            permits,
+            verdicts,
+            ..
+        } = job;
+        // A missing verdict (a verifier bug) leaves its ticket `Lost`, never valid.
+        let results: Vec<_> = events
+            .into_iter()
+            .zip(verdicts)
+            .map(|(event, verdict)| Some(Checked { event, verdict }))
+            .collect();
+        // Counted before the answers so that a caller who saw its verdict sees it counted.
+        c.answered.fetch_add(results.len() as u64, Relaxed);
+        reply.finish(results);
+        // One release for the whole batch: one wake-up of a task waiting for room.
+        drop(permits);
+    }
+
+    /// Events of a demoted peer checked in one turn: checked one at a time, an event costs
+    /// several times its share of a batch, so a turn takes an eighth of `max_batch`, about the
+    /// time of a full batch, and a demoted flood delays the other peers no more than a batching
+    /// one.
+    fn single_turn(&self) -> usize {
+        (self.config.max_batch / 8).max(1)
+    }
+}
