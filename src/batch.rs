@@ -88,8 +88,19 @@ pub(crate) const LEAF: usize = 4;
 /// equation (see [`Verifier::narrow`]).
 pub(crate) const PROBE_FIRST: usize = 128;
 
-/// [`Verifier::verify_batch_two_threads`] splits lifts and MSMs from this many items on.
-pub(crate) const TWO_THREADS_MIN: usize = 256;
+/// [`Verifier::verify_batch_two_threads`] splits the staging (parsing, challenges, lifts)
+/// from this many lifts (nonces plus cold keys) on.
+///
+/// A split costs one scoped thread (start, join, a cold helper) and, for the MSM, two smaller
+/// MSMs instead of one: measured at about 150 µs (staging) and 350 µs (MSM) of extra process
+/// CPU per batch on the 2-core reference VM with other work running
+/// (`cargo run --release --example two_threads`). From these sizes on, the extra stays
+/// within about a tenth of the batch's one-thread CPU time.
+pub(crate) const TWO_THREADS_MIN_LIFTS: usize = 2048;
+
+/// [`Verifier::verify_batch_two_threads`] splits the top-level MSM from this many points on
+/// (see [`TWO_THREADS_MIN_LIFTS`]): about 1,000 signatures by distinct keys, 3,000 by a few.
+pub(crate) const TWO_THREADS_MIN_POINTS: usize = 3000;
 
 /// The unit of narrowing's work budget: one libsecp256k1 check with a cached key.
 pub(crate) const SINGLE: u64 = 1000;
@@ -625,10 +636,12 @@ impl Verifier {
     /// (`std::thread::scope`). In the first, each thread parses, hashes the challenges and
     /// lifts the nonces and cold keys of one half, and the helper returns its half's
     /// transcript digest; the calling thread then weighs the batch. In the second, each
-    /// takes half of the Pippenger windows of the MSM (an odd middle window split by points).
-    /// Both wait for the helper with `join` only (no spinning).
-    /// Inputs below 256 lifts or MSM points, and the sub-batches of narrowing, run on the
-    /// calling thread.
+    /// runs the MSM of one half of the points, and the two sums are added. Both wait for
+    /// the helper with `join` only (no spinning).
+    /// Inputs below 2,048 lifts (nonces plus cold keys) stage on the calling thread alone,
+    /// MSMs below 3,000 points (about 1,000 signatures by distinct keys, 3,000 by a few)
+    /// run there alone, and so do the sub-batches of narrowing: below those sizes a thread
+    /// costs more CPU than a tenth of the batch (`cargo run --release --example two_threads`).
     ///
     /// For throughput with many batches, prefer one [`Verifier`] per thread with
     /// [`Verifier::verify_batch`]: that scales without any fork/join cost.
@@ -800,21 +813,21 @@ impl Verifier {
         // Two threads: one fork/join for staging. Each thread stages its half; the helper
         // returns its digest through `join` (a blocking wait, no handover, no spinning), and
         // this thread weighs the whole batch (one SHA-256 compression per two signatures).
-        let staged: Option<([u8; 32], [u8; 32])> = if w.two_threads && w.xs.len() >= TWO_THREADS_MIN
-        {
-            let (xs0, xs1) = w.xs.split_at_mut(half);
-            let (ys0, ys1) = w.ys.split_at_mut(half);
-            let (ok0, ok1) = w.lifted.split_at_mut(half);
-            let (prep0, prep1) = w.prep.split_at_mut(half);
-            std::thread::scope(|scope| {
-                // The OS may refuse a thread: then everything is done below, on this one.
-                let h = try_spawn_scoped(scope, move || stage(prep1, xs1, ys1, ok1, sigs))?;
-                let d0 = stage(prep0, xs0, ys0, ok0, sigs);
-                h.join().ok().map(|d1| (d0, d1))
-            })
-        } else {
-            None
-        };
+        let staged: Option<([u8; 32], [u8; 32])> =
+            if w.two_threads && w.xs.len() >= TWO_THREADS_MIN_LIFTS {
+                let (xs0, xs1) = w.xs.split_at_mut(half);
+                let (ys0, ys1) = w.ys.split_at_mut(half);
+                let (ok0, ok1) = w.lifted.split_at_mut(half);
+                let (prep0, prep1) = w.prep.split_at_mut(half);
+                std::thread::scope(|scope| {
+                    // The OS may refuse a thread: then everything is done below, on this one.
+                    let h = try_spawn_scoped(scope, move || stage(prep1, xs1, ys1, ok1, sigs))?;
+                    let d0 = stage(prep0, xs0, ys0, ok0, sigs);
+                    h.join().ok().map(|d1| (d0, d1))
+                })
+            } else {
+                None
+            };
         // One thread; or no helper thread could be started; or the helper failed, which cannot
         // happen short of a bug, and then everything is redone here (staging is idempotent).
         let (d0, d1) = match staged {
@@ -939,7 +952,11 @@ impl Verifier {
     /// Runs the MSM over the terms [`Verifier::equation_terms`] made for `prep[lo..hi]`.
     fn equation_holds(&mut self, lo: usize, hi: usize) -> bool {
         let w = &mut self.work;
-        if w.two_threads && lo == 0 && hi == w.prep.len() && w.points.len() >= TWO_THREADS_MIN {
+        if w.two_threads
+            && lo == 0
+            && hi == w.prep.len()
+            && w.points.len() >= TWO_THREADS_MIN_POINTS
+        {
             msm::msm_two_threads_vartime(&w.points, &w.scalars, &mut w.msm).is_infinity()
         } else {
             msm::msm_vartime(&w.points, &w.scalars, &mut w.msm).is_infinity()
@@ -1510,7 +1527,7 @@ mod tests {
     #[test]
     fn two_threads_with_spawns_refused() {
         // Large enough for the two-thread staging; one bad signature in 50.
-        let owned = signed(TWO_THREADS_MIN + 44, 50);
+        let owned = signed(TWO_THREADS_MIN_LIFTS + 44, 50);
         let refs: Vec<SigRef<'_>> = owned.iter().map(SigRef::from).collect();
         let want: Vec<bool> = refs.iter().map(crate::verify_one).collect();
         assert!(want.iter().any(|&b| !b) && want.iter().any(|&b| b));
@@ -1614,7 +1631,12 @@ mod tests {
     fn two_threads_derive_the_same_weights() {
         // Same secret, same counter: the split work gives exactly the single-thread weights
         // and products, for even and odd sizes around the two-thread threshold.
-        for n in [TWO_THREADS_MIN - 1, TWO_THREADS_MIN, 601, 1024] {
+        for n in [
+            601,
+            TWO_THREADS_MIN_LIFTS - 1,
+            TWO_THREADS_MIN_LIFTS,
+            TWO_THREADS_MIN_LIFTS + 601,
+        ] {
             let sigs = weight_inputs(n);
             let mut one = Verifier::with_secret([9; 32]);
             let mut two = Verifier::with_secret([9; 32]);
