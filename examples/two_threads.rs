@@ -87,7 +87,7 @@ fn main() {
         "| n | keys | cpu 1t | cpu 2t | cpu 2t/1t | wall 1t | wall 2t | wall 1t/2t |\n\
          |---|---|---|---|---|---|---|---|"
     );
-    for n in [256usize, 512, 1024, 4096] {
+    for n in [256usize, 512, 1024, 2048, 4096] {
         for cold in [true, false] {
             let warm_keys = keypairs(8, &mut rng);
             if !cold {

@@ -60,8 +60,19 @@ use crate::key_cache::{CachedKey, KeyCache, SharedKeyCache, DEFAULT_CAPACITY};
 /// with libsecp256k1 (measured: `docs/batch.md`, "Performance").
 pub const MIN_BATCH: usize = 4;
 
-/// [`Verifier::verify_batch_two_threads`] splits lifts and MSMs from this many items on.
-pub(crate) const TWO_THREADS_MIN: usize = 256;
+/// [`Verifier::verify_batch_two_threads`] splits the staging (parsing, challenges, lifts)
+/// from this many lifts (nonces plus cold keys) on.
+///
+/// A split costs one scoped thread (start, join, a cold helper) and, for the MSM, two smaller
+/// MSMs instead of one: measured at about 150 µs (staging) and 350 µs (MSM) of extra process
+/// CPU per batch on the 2-core reference VM with other work running
+/// (`cargo run --release --example two_threads`). From these sizes on, the extra stays
+/// within about a tenth of the batch's one-thread CPU time.
+pub(crate) const TWO_THREADS_MIN_LIFTS: usize = 2048;
+
+/// [`Verifier::verify_batch_two_threads`] splits the top-level MSM from this many points on
+/// (see [`TWO_THREADS_MIN_LIFTS`]): about 1,000 signatures by distinct keys, 3,000 by a few.
+pub(crate) const TWO_THREADS_MIN_POINTS: usize = 3000;
 
 /// Counters kept by a [`Verifier`]. New counters may be added in any release
 /// (`#[non_exhaustive]`): read the fields, do not build the struct.
@@ -303,10 +314,12 @@ impl Verifier {
     /// (`std::thread::scope`). In the first, each thread parses, hashes the challenges and
     /// lifts the nonces and cold keys of one half, and the helper returns its half's
     /// transcript digest; the calling thread then weighs the batch. In the second, each
-    /// takes half of the Pippenger windows of the MSM (an odd middle window split by points).
-    /// Both wait for the helper with `join` only (no spinning).
-    /// Inputs below 256 lifts or MSM points, and the sub-batches of narrowing, run on the
-    /// calling thread.
+    /// runs the MSM of one half of the points, and the two sums are added. Both wait for
+    /// the helper with `join` only (no spinning).
+    /// Inputs below 2,048 lifts (nonces plus cold keys) stage on the calling thread alone,
+    /// MSMs below 3,000 points (about 1,000 signatures by distinct keys, 3,000 by a few)
+    /// run there alone, and so do the sub-batches of narrowing: below those sizes a thread
+    /// costs more CPU than a tenth of the batch (`cargo run --release --example two_threads`).
     ///
     /// For throughput with many batches, prefer one [`Verifier`] per thread with
     /// [`Verifier::verify_batch`]: that scales without any fork/join cost.
@@ -373,7 +386,7 @@ mod tests {
     #[test]
     fn two_threads_with_spawns_refused() {
         // Large enough for the two-thread staging; one bad signature in 50.
-        let owned = signed(TWO_THREADS_MIN + 44, 50);
+        let owned = signed(TWO_THREADS_MIN_LIFTS + 44, 50);
         let refs: Vec<SigRef<'_>> = owned.iter().map(SigRef::from).collect();
         let want: Vec<bool> = refs.iter().map(crate::verify_one).collect();
         assert!(want.iter().any(|&b| !b) && want.iter().any(|&b| b));

@@ -168,8 +168,10 @@ pub struct CacheStats {
 /// not zeroized, so the copy handed to `v2::decrypt_to_bytes` is a short-lived stack
 /// temporary.
 ///
-/// Signature verification state (parsed public keys) lives in the thread's
-/// [`crate::with_thread_verifier`] verifier used by [`crate::VerifyBatchExt`].
+/// Signature verification state (parsed public keys) lives in the calling thread's
+/// [`crate::with_thread_verifier`] verifier (also used by
+/// [`crate::VerifyBatchExt`]): helper threads never verify on verifiers of their own, so a
+/// key is lifted once and stays cached for the next call.
 ///
 /// ```
 /// use nostr::event::{EventBuilder, FinalizeEvent, FinalizeUnsignedEvent, Kind, Tag};

@@ -375,10 +375,14 @@ fn valid_batches_are_accepted_by_the_equation() {
 fn two_threads_agree() {
     let mut r = sigs::rng(17);
     let mut v = Verifier::new();
+    // Sizes below and above the two-thread thresholds (2,048 lifts, 3,000 MSM points):
+    // 1,100 distinct keys split both stages, 3,100 signatures by 8 keys too.
     for (n, keys) in [
         (5usize, Keys::One),
         (300, Keys::Distinct),
         (1024, Keys::Eight),
+        (1100, Keys::Distinct),
+        (3100, Keys::Eight),
     ] {
         for bad in [0usize, 1, 3] {
             let mut b = batch(&mut r, n, keys);

@@ -6,7 +6,7 @@
 //! equation holds.
 
 use super::work::BatchKey;
-use super::{Verifier, TWO_THREADS_MIN};
+use super::{Verifier, TWO_THREADS_MIN_POINTS};
 use crate::arithmetic::group::{AffinePoint, JacobianPoint};
 use crate::arithmetic::scalar::{Scalar, WideSum};
 use crate::msm;
@@ -19,7 +19,8 @@ use std::sync::OnceLock;
 pub(crate) enum Threads {
     /// The calling thread only.
     One,
-    /// The calling thread and one scoped helper, for inputs of [`TWO_THREADS_MIN`] or more.
+    /// The calling thread and one scoped helper, for inputs large enough
+    /// ([`TWO_THREADS_MIN_LIFTS`](super::TWO_THREADS_MIN_LIFTS), [`TWO_THREADS_MIN_POINTS`]).
     Two,
 }
 
@@ -114,7 +115,7 @@ impl Verifier {
     pub(super) fn equation_holds(&mut self, range: Range<usize>, threads: Threads) -> bool {
         let w = &mut self.work;
         debug_assert!(range.end <= w.prep.len());
-        if threads == Threads::Two && w.points.len() >= TWO_THREADS_MIN {
+        if threads == Threads::Two && w.points.len() >= TWO_THREADS_MIN_POINTS {
             msm::msm_two_threads_vartime(&w.points, &w.scalars, &mut w.msm).is_infinity()
         } else {
             msm::msm_vartime(&w.points, &w.scalars, &mut w.msm).is_infinity()

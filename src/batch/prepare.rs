@@ -4,7 +4,7 @@
 
 use super::equation::Threads;
 use super::work::{BatchKey, Prepared};
-use super::{weights, Verifier, TWO_THREADS_MIN};
+use super::{weights, Verifier, TWO_THREADS_MIN_LIFTS};
 use crate::arithmetic::field::FieldElement;
 use crate::arithmetic::group::AffinePoint;
 use crate::arithmetic::scalar::Scalar;
@@ -210,7 +210,7 @@ impl Verifier {
         // returns its digest through `join` (a blocking wait, no handover, no spinning), and
         // this thread weighs the whole batch (one SHA-256 compression per two signatures).
         let staged: Option<([u8; 32], [u8; 32])> =
-            if threads == Threads::Two && w.xs.len() >= TWO_THREADS_MIN {
+            if threads == Threads::Two && w.xs.len() >= TWO_THREADS_MIN_LIFTS {
                 let (xs0, xs1) = w.xs.split_at_mut(half);
                 let (ys0, ys1) = w.ys.split_at_mut(half);
                 let (ok0, ok1) = w.lifted.split_at_mut(half);

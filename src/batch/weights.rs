@@ -75,7 +75,7 @@ pub(super) fn weigh(prep: &mut [Prepared], seed: &[u8; 32]) {
 mod tests {
     use super::super::equation::Threads;
     use super::super::testing::{refs_under, weight_inputs, weights_of};
-    use super::super::{Verifier, TWO_THREADS_MIN};
+    use super::super::{Verifier, TWO_THREADS_MIN_LIFTS};
     use super::*;
     use crate::arithmetic::group::AffinePoint;
 
@@ -107,7 +107,12 @@ mod tests {
     fn two_threads_derive_the_same_weights() {
         // Same secret, same counter: the split work gives exactly the single-thread weights
         // and products, for even and odd sizes around the two-thread threshold.
-        for n in [TWO_THREADS_MIN - 1, TWO_THREADS_MIN, 601, 1024] {
+        for n in [
+            601,
+            TWO_THREADS_MIN_LIFTS - 1,
+            TWO_THREADS_MIN_LIFTS,
+            TWO_THREADS_MIN_LIFTS + 601,
+        ] {
             let sigs = weight_inputs(n);
             let mut one = Verifier::with_secret([9; 32]);
             let mut two = Verifier::with_secret([9; 32]);
