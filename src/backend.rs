@@ -37,6 +37,10 @@ mod bmi2;
 #[clippy::msrv = "1.89"]
 mod ifma;
 mod portable;
+pub mod sha;
+#[cfg(nostr_verify_ifma)]
+#[clippy::msrv = "1.89"]
+mod sha_lanes;
 
 use crate::arithmetic::field::{FieldElement, FieldElement4x64};
 use crate::arithmetic::group::AffinePoint;
