@@ -467,17 +467,27 @@ fn recv_spinning<T>(rx: &std::sync::mpsc::Receiver<T>) -> Option<T> {
 /// too, and is dropped later). `first` may be odd: the pair
 /// that straddles two calls is hashed by both.
 fn weigh(prep: &mut [Prepared], seed: &[u8; 32], first: usize) {
-    let mid = weights_midstate();
-    let mut block = [0u8; 40];
-    block[..32].copy_from_slice(seed);
-    let mut h = [0u8; 32];
+    if prep.is_empty() {
+        return;
+    }
+    // Every pair's SHA-256(seed ‖ j) in one call (vector lanes on CPUs without SHA
+    // instructions, see `backend::sha`).
+    let first_pair = first / 2;
+    let pairs = (first + prep.len() - 1) / 2 - first_pair + 1;
+    let blocks: Vec<[u8; 40]> = (0..pairs)
+        .map(|j| {
+            let mut block = [0u8; 40];
+            block[..32].copy_from_slice(seed);
+            block[32..].copy_from_slice(&((first_pair + j) as u64).to_le_bytes());
+            block
+        })
+        .collect();
+    let msgs: Vec<&[u8]> = blocks.iter().map(|b| &b[..]).collect();
+    let mut hashes = vec![[0u8; 32]; pairs];
+    crate::backend::sha::hash_many_from(weights_midstate(), 1, &msgs, &mut hashes);
     for (i, p) in prep.iter_mut().enumerate() {
         let index = first + i;
-        let pair = index / 2;
-        if i == 0 || index % 2 == 0 {
-            block[32..].copy_from_slice(&(pair as u64).to_le_bytes());
-            h = finish_from_midstate(mid, &block);
-        }
+        let h = &hashes[index / 2 - first_pair];
         let half = &h[16 * (index % 2)..][..16];
         let a = if index == 0 {
             1
@@ -1670,6 +1680,45 @@ mod tests {
             let c = weights_of(&mut other, &sigs, &[2; 32]);
             assert!(a[1..].iter().zip(&c[1..]).all(|(x, y)| x.0 != y.0), "n {n}");
         }
+    }
+
+    #[test]
+    fn weights_are_the_halves_of_the_pair_hashes_on_every_sha_path() {
+        use crate::backend::sha::{set_sha_selected, sha_selected, Sha};
+        let seed = [0x5e; 32];
+        // The reference: weight 2j + h of SHA-256_tag(seed ‖ j), one hash at a time.
+        let want = |index: usize| -> u128 {
+            if index == 0 {
+                return 1;
+            }
+            let mut block = [0u8; 40];
+            block[..32].copy_from_slice(&seed);
+            block[32..].copy_from_slice(&((index / 2) as u64).to_le_bytes());
+            let h = finish_from_midstate(weights_midstate(), &block);
+            let half: [u8; 16] = h[16 * (index % 2)..][..16].try_into().unwrap();
+            u128::from_le_bytes(half).max(1)
+        };
+        let before = sha_selected();
+        let blank = Prepared {
+            idx: 0,
+            key: 0,
+            parsed: false,
+            r: AffinePoint::IDENTITY,
+            a: 0,
+            s: Scalar::ZERO,
+            e: Scalar::ZERO,
+        };
+        for sha in Sha::available() {
+            set_sha_selected(sha);
+            for (first, len) in [(0usize, 1usize), (0, 37), (1, 1), (5, 20), (8, 33)] {
+                let mut prep = vec![blank; len];
+                weigh(&mut prep, &seed, first);
+                for (i, p) in prep.iter().enumerate() {
+                    assert_eq!(p.a, want(first + i), "{sha:?} first {first} entry {i}");
+                }
+            }
+        }
+        set_sha_selected(before);
     }
 
     #[test]
