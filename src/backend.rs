@@ -38,6 +38,10 @@ mod bmi2;
 mod ifma;
 mod pool;
 mod portable;
+pub mod sha;
+#[cfg(nostr_verify_ifma)]
+#[clippy::msrv = "1.89"]
+mod sha_lanes;
 mod tuning;
 
 pub use self::pool::{with_pool, PoolJob, PoolPoint};

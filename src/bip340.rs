@@ -255,10 +255,42 @@ pub fn challenge_hash(r: &[u8; 32], pubkey: &[u8; 32], msg: &[u8; 32]) -> [u8; 3
     state_bytes(&s)
 }
 
+/// [`challenge_hash`] of many signatures at once, each given as `r ‖ P ‖ m` (96 bytes), on
+/// the selected SHA-256 path (`backend::sha`: in vector lanes on x86-64 CPUs without SHA-NI).
+pub(crate) fn challenge_hashes(msgs: &[[u8; 96]], out: &mut [[u8; 32]]) {
+    let refs: Vec<&[u8]> = msgs.iter().map(|m| &m[..]).collect();
+    crate::backend::sha::hash_many_from(&CHALLENGE_MIDSTATE, 1, &refs, out);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use sha2::{Digest, Sha256};
+
+    #[test]
+    fn challenge_hashes_match_challenge_hash_on_every_path() {
+        use crate::backend::sha::{hash_many_from_on, Sha};
+        let msgs: Vec<[u8; 96]> = (0..37u8)
+            .map(|i| core::array::from_fn(|j| i.wrapping_mul(17).wrapping_add(j as u8)))
+            .collect();
+        let want: Vec<[u8; 32]> = msgs
+            .iter()
+            .map(|m| {
+                let r: &[u8; 32] = m[..32].try_into().unwrap();
+                let p: &[u8; 32] = m[32..64].try_into().unwrap();
+                let msg: &[u8; 32] = m[64..].try_into().unwrap();
+                challenge_hash(r, p, msg)
+            })
+            .collect();
+        let mut got = vec![[0u8; 32]; msgs.len()];
+        challenge_hashes(&msgs, &mut got);
+        assert_eq!(got, want, "selected path");
+        let refs: Vec<&[u8]> = msgs.iter().map(|m| &m[..]).collect();
+        for sha in Sha::available() {
+            hash_many_from_on(sha, &CHALLENGE_MIDSTATE, 1, &refs, &mut got);
+            assert_eq!(got, want, "{sha:?}");
+        }
+    }
 
     fn plain_tagged(tag: &[u8], data: &[u8]) -> [u8; 32] {
         let t = Sha256::digest(tag);

@@ -9,7 +9,7 @@ use crate::arithmetic::field::FieldElement;
 use crate::arithmetic::group::AffinePoint;
 use crate::arithmetic::scalar::Scalar;
 use crate::backend;
-use crate::bip340::{challenge_hash, SigRef};
+use crate::bip340::{challenge_hashes, SigRef};
 use crate::key_cache::{CachedKey, SharedKeyCache};
 use crate::spawn::try_spawn_scoped;
 
@@ -52,6 +52,9 @@ fn stage(
 ) -> [u8; 32] {
     use sha2::Digest;
     let mut transcript = sha2::Sha256::new();
+    // Parse; then every parsed entry's challenge in one call (in vector lanes on CPUs without
+    // SHA instructions, see `backend::sha`); then the transcript in entry order.
+    let mut msgs: Vec<[u8; 96]> = Vec::with_capacity(prep.len());
     for (p, x) in prep.iter_mut().zip(xs.iter_mut()) {
         let sig = &sigs[p.idx as usize];
         let (r_bytes, s_bytes) = halves(sig.sig);
@@ -61,13 +64,22 @@ fn stage(
         ) else {
             continue;
         };
-        let e = challenge_hash(r_bytes, sig.pubkey, sig.msg);
-        transcript.update(e);
-        transcript.update(s_bytes);
+        let mut m = [0u8; 96];
+        m[..32].copy_from_slice(r_bytes);
+        m[32..64].copy_from_slice(sig.pubkey);
+        m[64..].copy_from_slice(sig.msg);
+        msgs.push(m);
         *x = r;
         p.parsed = true;
         p.s = s;
-        p.e = Scalar::from_bytes_reduced(&e);
+    }
+    let mut es = vec![[0u8; 32]; msgs.len()];
+    challenge_hashes(&msgs, &mut es);
+    for (p, e) in prep.iter_mut().filter(|p| p.parsed).zip(&es) {
+        let (_, s_bytes) = halves(sigs[p.idx as usize].sig);
+        transcript.update(e);
+        transcript.update(s_bytes);
+        p.e = Scalar::from_bytes_reduced(e);
     }
     backend::lift_x_many_vartime(xs, ys, lifted);
     for ((p, (x, y)), &ok) in prep

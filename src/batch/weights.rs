@@ -51,23 +51,27 @@ pub(super) fn seed(
 /// SHA-256(seed ‖ j) (tagged), at least 1, and the very first weight is 1. Sets `a` (an
 /// entry that did not parse gets its weight too, and is dropped later).
 pub(super) fn weigh(prep: &mut [Prepared], seed: &[u8; 32]) {
-    let mid = weights_midstate();
-    let mut block = [0u8; 40];
-    block[..32].copy_from_slice(seed);
-    let mut h = [0u8; 32];
+    // Every pair's SHA-256(seed ‖ j) in one call (vector lanes on CPUs without SHA
+    // instructions, see `backend::sha`).
+    let pairs = prep.len().div_ceil(2);
+    let blocks: Vec<[u8; 40]> = (0..pairs)
+        .map(|j| {
+            let mut block = [0u8; 40];
+            block[..32].copy_from_slice(seed);
+            block[32..].copy_from_slice(&(j as u64).to_le_bytes());
+            block
+        })
+        .collect();
+    let msgs: Vec<&[u8]> = blocks.iter().map(|b| &b[..]).collect();
+    let mut hashes = vec![[0u8; 32]; pairs];
+    crate::backend::sha::hash_many_from(weights_midstate(), 1, &msgs, &mut hashes);
     for (index, p) in prep.iter_mut().enumerate() {
-        let pair = index / 2;
-        if index % 2 == 0 {
-            block[32..].copy_from_slice(&(pair as u64).to_le_bytes());
-            h = finish_from_midstate(mid, &block);
-        }
-        let half = &h[16 * (index % 2)..][..16];
-        let a = if index == 0 {
+        let half = &hashes[index / 2][16 * (index % 2)..][..16];
+        p.a = if index == 0 {
             1
         } else {
             u128::from_le_bytes(half.try_into().unwrap_or_default()).max(1)
         };
-        p.a = a;
     }
 }
 
@@ -126,6 +130,46 @@ mod tests {
             let c = weights_of(&mut other, &sigs, &[2; 32], Threads::One);
             assert!(a[1..].iter().zip(&c[1..]).all(|(x, y)| x.0 != y.0), "n {n}");
         }
+    }
+
+    #[test]
+    fn weights_are_the_halves_of_the_pair_hashes_on_every_sha_path() {
+        use crate::arithmetic::scalar::Scalar;
+        use crate::backend::sha::{set_sha_selected, sha_selected, Sha};
+        let seed = [0x5e; 32];
+        // The reference: weight 2j + h of SHA-256_tag(seed ‖ j), one hash at a time.
+        let want = |index: usize| -> u128 {
+            if index == 0 {
+                return 1;
+            }
+            let mut block = [0u8; 40];
+            block[..32].copy_from_slice(&seed);
+            block[32..].copy_from_slice(&((index / 2) as u64).to_le_bytes());
+            let h = finish_from_midstate(weights_midstate(), &block);
+            let half: [u8; 16] = h[16 * (index % 2)..][..16].try_into().unwrap();
+            u128::from_le_bytes(half).max(1)
+        };
+        let before = sha_selected();
+        let blank = Prepared {
+            idx: 0,
+            key: 0,
+            parsed: false,
+            r: AffinePoint::IDENTITY,
+            a: 0,
+            s: Scalar::ZERO,
+            e: Scalar::ZERO,
+        };
+        for sha in Sha::available() {
+            set_sha_selected(sha);
+            for len in [1usize, 2, 20, 33, 37] {
+                let mut prep = vec![blank; len];
+                weigh(&mut prep, &seed);
+                for (i, p) in prep.iter().enumerate() {
+                    assert_eq!(p.a, want(i), "{sha:?} len {len} entry {i}");
+                }
+            }
+        }
+        set_sha_selected(before);
     }
 
     #[test]
