@@ -131,7 +131,7 @@ fn packed_events_ids_and_signatures() {
         let (id, pk, sig, json) = event(&mut r, &kps[i % 3], &format!("note {i} \\u00e9 ok"));
         let (rec, w) = match i % 10 {
             // Untouched.
-            0 | 1 | 2 => (record(&id, &pk, &sig, &json), 1),
+            0..=2 => (record(&id, &pk, &sig, &json), 1),
             // The signature in uppercase hex is still decoded (nostr-tools' hexToBytes).
             3 => (record(&id, &pk, &sig.to_uppercase(), &json), 1),
             // An uppercase id is not the lowercase hex of the hash.
