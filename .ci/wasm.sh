@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # wasm32-unknown-unknown: build the library (`--no-default-features --features js`) and run
-# the tests in wasm/tests-crate inside wasm, in node and in headless Chromium, with the
-# libsecp256k1 C library compiled into the same modules (shared/PLATFORMS.md's recipe).
+# the tests of wasm/tests-crate (the library) and nostr-verify-wasm (the JavaScript API) inside
+# wasm, in node and in headless Chromium, with the libsecp256k1 C library compiled into the
+# same modules (shared/PLATFORMS.md's recipe).
 #
 # Needs root and apt (a fresh Debian machine with only rustup's toolchain is enough): Debian's
 # `rustc-web` builds std from its own source with -Zbuild-std, since rustup cannot add the
@@ -54,24 +55,26 @@ fi
 
 # 3. Debian's compiler for every cargo call below (rustup's proxies come first on PATH).
 deb=(env PATH="/usr/bin:$PATH" RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc RUSTC_BOOTSTRAP=1
-  CC_wasm32_unknown_unknown=clang-22
+  CC_wasm32_unknown_unknown=clang-22 CARGO_PROFILE_TEST_DEBUG=0
   CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER="$runner")
 wasm_cargo() { "${deb[@]}" "$@" /usr/bin/cargo "${cargo_cmd[@]}"; }
-# The `test` profile for the build too, so that std is built once for both.
+# The `test` profile for the build too, so that std is built once for both; without debug
+# info (CARGO_PROFILE_TEST_DEBUG=0 above) the test modules are a tenth of the size and the
+# test runner's wasm-bindgen pass over each is that much faster.
 phase "build the library for wasm32 (--no-default-features --features js)"
 cargo_cmd=(build -Zbuild-std=std,panic_abort --target wasm32-unknown-unknown --profile test
   -p nostr-verify --lib --no-default-features --features js)
 wasm_cargo
 
 # 4. The tests inside wasm. Each engine's output is checked: every test announced ran and
-# passed, and there are at least as many as written in wasm/tests-crate/tests today.
-expect_tests=11
+# passed, and there are at least as many as written in the two crates' tests/ today.
+expect_tests=19
 run_tests() {
   local engine=$1 log=$root/target/wasm-tools/test-$1.log
   shift
   phase "tests in $engine"
   cargo_cmd=(test -Zbuild-std=std,panic_abort --target wasm32-unknown-unknown
-    -p nostr-verify-wasm-tests --tests)
+    -p nostr-verify-wasm-tests -p nostr-verify-wasm --tests)
   wasm_cargo "$@" 2>&1 | tee "$log"
   grep -qi "skipping" "$log" && die "$engine: the test runner skipped a suite"
   local passed announced
