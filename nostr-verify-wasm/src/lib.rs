@@ -321,6 +321,10 @@ fn verify_one_event(v: &mut BatchVerifier, event: &JsValue) -> bool {
     matches!(events_with(v, &one, "verifyEvent").as_deref(), Ok([1]))
 }
 
+/// The largest key cache a JavaScript `Verifier` gets (2^20 keys), whatever it asks for: a
+/// larger number is more likely a mistake than a plan, and would take gigabytes.
+pub const MAX_CACHE_CAPACITY: usize = 1 << 20;
+
 /// A batch verifier of its own (JavaScript class `Verifier`): its key cache lasts across
 /// calls, so repeated authors are parsed and lifted once.
 #[wasm_bindgen(js_name = Verifier)]
@@ -330,12 +334,12 @@ pub struct JsVerifier {
 
 #[wasm_bindgen(js_class = Verifier)]
 impl JsVerifier {
-    /// A verifier whose key cache holds at least `cacheCapacity` keys (default 2,048).
-    /// Its secret comes from `crypto.getRandomValues`.
+    /// A verifier whose key cache holds at least `cacheCapacity` keys (default 2,048; at
+    /// most [`MAX_CACHE_CAPACITY`] are kept). Its secret comes from `crypto.getRandomValues`.
     #[wasm_bindgen(constructor)]
     pub fn new(#[wasm_bindgen(js_name = cacheCapacity)] cache_capacity: Option<u32>) -> JsVerifier {
         let inner = match cache_capacity {
-            Some(c) => BatchVerifier::with_cache_capacity(c as usize),
+            Some(c) => BatchVerifier::with_cache_capacity((c as usize).min(MAX_CACHE_CAPACITY)),
             None => BatchVerifier::new(),
         };
         JsVerifier { inner }
