@@ -2,7 +2,8 @@
 # wasm32-unknown-unknown: build the library (`--no-default-features --features js`) and run
 # the tests of wasm/tests-crate (the library) and nostr-verify-wasm (the JavaScript API) inside
 # wasm, in node and in headless Chromium, with the libsecp256k1 C library compiled into the
-# same modules (shared/PLATFORMS.md's recipe).
+# same modules (shared/PLATFORMS.md's recipe); then build the npm packages (wasm/build.sh)
+# and test them (wasm/test/run.sh).
 #
 # Needs root and apt (a fresh Debian machine with only rustup's toolchain is enough): Debian's
 # `rustc-web` builds std from its own source with -Zbuild-std, since rustup cannot add the
@@ -47,5 +48,12 @@ cat >"$wasm_root/target/wasm-tools/webdriver.json" <<EOF
 EOF
 run_tests chromium WASM_BINDGEN_USE_BROWSER=1 CHROMEDRIVER=/usr/bin/chromedriver \
   WASM_BINDGEN_TEST_WEBDRIVER_JSON="$wasm_root/target/wasm-tools/webdriver.json"
+
+# The npm packages (the `test` profile: the same code as release, and the std build above is
+# reused), tested in node against nostr-tools and in headless Chromium in a Web Worker.
+phase "wasm/build.sh --profile test"
+bash wasm/build.sh --profile test
+phase "wasm/test/run.sh (node, Chromium, TypeScript)"
+bash wasm/test/run.sh
 
 phase "done"
