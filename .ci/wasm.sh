@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# wasm32-unknown-unknown: build the library (`--no-default-features --features js`) and run
+# the tests of wasm/tests-crate (the library) and nostr-verify-wasm (the JavaScript API) inside
+# wasm, in node and in headless Chromium, with the libsecp256k1 C library compiled into the
+# same modules (shared/PLATFORMS.md's recipe); then build the npm packages (wasm/build.sh)
+# and test them (wasm/test/run.sh).
+#
+# Needs root and apt (a fresh Debian machine with only rustup's toolchain is enough): Debian's
+# `rustc-web` builds std from its own source with -Zbuild-std, since rustup cannot add the
+# target here. wasm-bindgen-cli is built once, at the version of the `wasm-bindgen` crate in
+# Cargo.lock, into target/wasm-tools/ (kept across runs while target/ is).
+#
+# Every failure fails the script: nothing here is optional.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TERM_COLOR=never
+source wasm/env.sh
+# The `test` profile for the build too, so that std is built once for both.
+phase "build the library for wasm32 (--no-default-features --features js)"
+wasm_cargo /usr/bin/cargo build -Zbuild-std=std,panic_abort --target wasm32-unknown-unknown \
+  --profile test -p nostr-verify --lib --no-default-features --features js
+
+# The tests inside wasm. Each engine's output is checked: every test announced ran and
+# passed, and there are at least as many as written in the two crates' tests/ today.
+expect_tests=19
+run_tests() {
+  local engine=$1 log=$wasm_root/target/wasm-tools/test-$1.log
+  shift
+  phase "tests in $engine"
+  wasm_cargo "$@" /usr/bin/cargo test -Zbuild-std=std,panic_abort --target wasm32-unknown-unknown \
+    -p nostr-verify-wasm-tests -p nostr-verify-wasm --tests 2>&1 | tee "$log"
+  grep -qi "skipping" "$log" && die "$engine: the test runner skipped a suite"
+  local passed announced
+  passed=$(sed -n 's/^test result: ok\. \([0-9]*\) passed.*/\1/p' "$log" | awk '{ s += $1 } END { print s + 0 }')
+  announced=$(sed -n 's/^running \([0-9]*\) tests\{0,1\}$/\1/p' "$log" | awk '{ s += $1 } END { print s + 0 }')
+  grep -q "^test result: FAILED" "$log" && die "$engine: tests failed"
+  [ "$passed" = "$announced" ] || die "$engine: $announced tests announced, $passed passed"
+  [ "$passed" -ge "$expect_tests" ] || die "$engine: $passed tests passed, at least $expect_tests expected"
+  echo "wasm: $passed tests passed in $engine"
+}
+run_tests node
+profile=$(mktemp -d)
+trap 'rm -rf "$profile"' EXIT
+cat >"$wasm_root/target/wasm-tools/webdriver.json" <<EOF
+{"goog:chromeOptions": {"args": ["--headless", "--no-sandbox", "--disable-gpu",
+  "--disable-dev-shm-usage", "--no-first-run", "--disable-background-networking",
+  "--disable-component-update", "--disable-sync", "--user-data-dir=$profile"]}}
+EOF
+run_tests chromium WASM_BINDGEN_USE_BROWSER=1 CHROMEDRIVER=/usr/bin/chromedriver \
+  WASM_BINDGEN_TEST_WEBDRIVER_JSON="$wasm_root/target/wasm-tools/webdriver.json"
+
+# The npm packages (the `test` profile: the same code as release, and the std build above is
+# reused), tested in node against nostr-tools and in headless Chromium in a Web Worker.
+phase "wasm/build.sh --profile test"
+bash wasm/build.sh --profile test
+phase "wasm/test/run.sh (node, Chromium, TypeScript)"
+bash wasm/test/run.sh
+
+phase "done"

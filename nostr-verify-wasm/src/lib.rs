@@ -1,0 +1,422 @@
+//! JavaScript bindings of [`nostr_verify`], built with wasm-bindgen into the npm packages
+//! `wasm/pkg-node` and `wasm/pkg-web` (see `wasm/build.sh` and `wasm/README.md`).
+//!
+//! The JavaScript API:
+//! - `verifySignatures(pubkeys, msgs, sigs): Uint8Array`: `n` BIP-340 checks given as
+//!   `n·32`, `n·32` and `n·64` bytes, one verdict byte each (1 valid, 0 not);
+//! - `verifyEvents(events): Uint8Array` and `verifyEvent(event): boolean`: Nostr events with
+//!   nostr-tools' `verifyEvent` semantics (shape checked, id recomputed, signature checked);
+//!   a malformed event gets 0, never an exception;
+//! - `class Verifier`: the same three methods on a verifier of its own, whose key cache
+//!   lasts across calls (the functions above share one per thread).
+//!
+//! Every verdict is libsecp256k1's (compiled into the same module): see [`nostr_verify`].
+//!
+//! The logic lives in plain Rust ([`verify_signatures_with`], [`verify_packed_events`]) so
+//! that it is tested natively as well; the exported functions only move bytes across.
+
+use nostr_verify::{SigRef, Verifier as BatchVerifier};
+use sha2::{Digest, Sha256};
+use wasm_bindgen::prelude::*;
+
+/// The lengths given to `verifySignatures` do not describe `n` signatures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LengthMismatch {
+    /// Bytes of public keys given.
+    pub pubkeys: usize,
+    /// Bytes of messages given.
+    pub msgs: usize,
+    /// Bytes of signatures given.
+    pub sigs: usize,
+}
+
+impl core::fmt::Display for LengthMismatch {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(
+            f,
+            "verifySignatures: for n signatures, pubkeys must hold n*32 bytes, msgs n*32 and \
+             sigs n*64; got {}, {} and {} bytes",
+            self.pubkeys, self.msgs, self.sigs
+        )
+    }
+}
+
+impl std::error::Error for LengthMismatch {}
+
+/// `verifySignatures` in plain Rust: one verdict byte per signature (1 valid, 0 not).
+///
+/// # Errors
+/// [`LengthMismatch`] unless `pubkeys` holds `n·32` bytes, `msgs` `n·32` and `sigs` `n·64`
+/// for one `n`.
+///
+/// # Examples
+/// ```
+/// let mut v = nostr_verify::Verifier::new();
+/// let out = nostr_verify_wasm::verify_signatures_with(&mut v, &[1; 64], &[2; 64], &[3; 128]);
+/// assert_eq!(out.unwrap(), [0, 0]);
+/// assert!(nostr_verify_wasm::verify_signatures_with(&mut v, &[1; 32], &[2; 32], &[3; 63]).is_err());
+/// ```
+pub fn verify_signatures_with(
+    v: &mut BatchVerifier,
+    pubkeys: &[u8],
+    msgs: &[u8],
+    sigs: &[u8],
+) -> Result<Vec<u8>, LengthMismatch> {
+    let n = pubkeys.len() / 32;
+    if pubkeys.len() % 32 != 0 || msgs.len() != n * 32 || sigs.len() != n * 64 {
+        return Err(LengthMismatch {
+            pubkeys: pubkeys.len(),
+            msgs: msgs.len(),
+            sigs: sigs.len(),
+        });
+    }
+    let refs: Vec<SigRef<'_>> = pubkeys
+        .chunks_exact(32)
+        .zip(msgs.chunks_exact(32))
+        .zip(sigs.chunks_exact(64))
+        .filter_map(|((p, m), s)| SigRef::from_slices(p, m, s).ok())
+        .collect();
+    debug_assert_eq!(refs.len(), n);
+    let mut ok = Vec::with_capacity(n);
+    v.verify_batch(&refs, &mut ok);
+    Ok(ok.into_iter().map(u8::from).collect())
+}
+
+/// The length of the fixed part of a packed event record: id (64 hex digits), pubkey (64)
+/// and sig (128), before the serialization.
+pub const RECORD_HEX: usize = 256;
+
+/// One event checked for its id, waiting for its signature check.
+struct Pending {
+    index: usize,
+    pubkey: [u8; 32],
+    id: [u8; 32],
+    sig: [u8; 64],
+}
+
+/// Decodes hex digits into `out`; `upper` allows `A`-`F` too. `None` on any other byte or a
+/// wrong length.
+fn hex_into(digits: &[u8], out: &mut [u8], upper: bool) -> Option<()> {
+    fn nibble(c: u8, upper: bool) -> Option<u8> {
+        match c {
+            b'0'..=b'9' => Some(c - b'0'),
+            b'a'..=b'f' => Some(c - b'a' + 10),
+            b'A'..=b'F' if upper => Some(c - b'A' + 10),
+            _ => None,
+        }
+    }
+    if digits.len() != out.len() * 2 {
+        return None;
+    }
+    for (o, pair) in out.iter_mut().zip(digits.chunks_exact(2)) {
+        *o = nibble(pair[0], upper)? << 4 | nibble(pair[1], upper)?;
+    }
+    Some(())
+}
+
+/// Parses one packed record and checks its id: `Some` when the id is the SHA-256 of the
+/// serialization. The id and the key must be lowercase hex (nostr-tools compares the id as a
+/// string with the lowercase hex of the hash, and requires a lowercase key); the signature
+/// may be of either case (nostr-tools decodes it with `hexToBytes`).
+fn parse_record(index: usize, rec: &[u8]) -> Option<Pending> {
+    if rec.len() < RECORD_HEX {
+        return None;
+    }
+    let mut p = Pending {
+        index,
+        pubkey: [0; 32],
+        id: [0; 32],
+        sig: [0; 64],
+    };
+    hex_into(&rec[..64], &mut p.id, false)?;
+    hex_into(&rec[64..128], &mut p.pubkey, false)?;
+    hex_into(&rec[128..RECORD_HEX], &mut p.sig, true)?;
+    let hash: [u8; 32] = Sha256::digest(&rec[RECORD_HEX..]).into();
+    (hash == p.id).then_some(p)
+}
+
+/// `verifyEvents` in plain Rust, on events packed as the JavaScript side packs them.
+///
+/// Event `i` is the record `bytes[ends[i-1]..ends[i]]` (from 0 for the first): its id, its
+/// pubkey and its sig as hex (64, 64 and 128 ASCII digits), then the UTF-8 of
+/// `JSON.stringify([0, pubkey, created_at, kind, tags, content])`. An empty or otherwise
+/// unusable record (the JavaScript side leaves malformed events empty) gets 0; so does a
+/// record whose id is not the SHA-256 of its serialization. The others get libsecp256k1's
+/// verdict on (pubkey, id, sig), through one [`BatchVerifier::verify_batch`] call.
+///
+/// # Examples
+/// ```
+/// let mut v = nostr_verify::Verifier::new();
+/// // Two events left empty by the packer (malformed), one record that is too short.
+/// assert_eq!(nostr_verify_wasm::verify_packed_events(&mut v, b"abc", &[0, 0, 3]), [0, 0, 0]);
+/// ```
+pub fn verify_packed_events(v: &mut BatchVerifier, bytes: &[u8], ends: &[u32]) -> Vec<u8> {
+    let mut out = vec![0u8; ends.len()];
+    let mut pending = Vec::with_capacity(ends.len());
+    let mut start = 0usize;
+    for (i, &end) in ends.iter().enumerate() {
+        let end = end as usize;
+        if end < start || end > bytes.len() {
+            // Not what the packer writes: the rest cannot be delimited.
+            break;
+        }
+        if let Some(p) = parse_record(i, &bytes[start..end]) {
+            pending.push(p);
+        }
+        start = end;
+    }
+    let refs: Vec<SigRef<'_>> = pending
+        .iter()
+        .map(|p| SigRef {
+            pubkey: &p.pubkey,
+            msg: &p.id,
+            sig: &p.sig,
+        })
+        .collect();
+    let mut ok = Vec::with_capacity(refs.len());
+    v.verify_batch(&refs, &mut ok);
+    for (p, good) in pending.iter().zip(ok) {
+        out[p.index] = u8::from(good);
+    }
+    out
+}
+
+#[wasm_bindgen(typescript_custom_section)]
+const NOSTR_EVENT_TS: &'static str = r#"
+/** A Nostr event (NIP-01), as nostr-tools types it. */
+export interface NostrEvent {
+  /** Lowercase hex of the SHA-256 of the serialized event (32 bytes). */
+  id: string;
+  /** Lowercase hex of the author's x-only public key (32 bytes). */
+  pubkey: string;
+  /** Unix time in seconds. */
+  created_at: number;
+  /** Event kind. */
+  kind: number;
+  /** Tags: arrays of strings. */
+  tags: string[][];
+  /** Content. */
+  content: string;
+  /** Hex of the BIP-340 signature of the id (64 bytes). */
+  sig: string;
+}
+"#;
+
+#[wasm_bindgen(inline_js = r#"
+const encoder = new TextEncoder();
+const HEX32 = /^[0-9a-f]{64}$/;
+const SIG = /^[0-9a-fA-F]{128}$/;
+
+// nostr-tools' validateEvent, check for check.
+function validEvent(event) {
+  if (!(event instanceof Object)) return false;
+  if (typeof event.kind !== "number") return false;
+  if (typeof event.content !== "string") return false;
+  if (typeof event.created_at !== "number") return false;
+  if (typeof event.pubkey !== "string") return false;
+  if (!HEX32.test(event.pubkey)) return false;
+  if (!Array.isArray(event.tags)) return false;
+  for (let i = 0; i < event.tags.length; i++) {
+    const tag = event.tags[i];
+    if (!Array.isArray(tag)) return false;
+    for (let j = 0; j < tag.length; j++) {
+      if (typeof tag[j] !== "string") return false;
+    }
+  }
+  return true;
+}
+
+// The record of one event, or null when nostr-tools' verifyEvent would return false before
+// checking the signature: a malformed event (getEventHash throws), an id that cannot equal
+// the lowercase hex of a hash, a sig that hexToBytes cannot decode to 64 bytes.
+function record(event) {
+  if (!validEvent(event)) return null;
+  const id = event.id;
+  const sig = event.sig;
+  if (typeof id !== "string" || !HEX32.test(id)) return null;
+  if (typeof sig !== "string" || !SIG.test(sig)) return null;
+  const json = JSON.stringify([0, event.pubkey, event.created_at, event.kind, event.tags, event.content]);
+  return id + event.pubkey + sig + json;
+}
+
+export function pack_events(events, what) {
+  if (!Array.isArray(events)) {
+    throw new TypeError(what + ": expected an array of events, got " + (events === null ? "null" : typeof events));
+  }
+  const n = events.length;
+  const ends = new Uint32Array(n);
+  let bytes = new Uint8Array(Math.max(4096, n * 640));
+  let pos = 0;
+  for (let i = 0; i < n; i++) {
+    let s = null;
+    try {
+      s = record(events[i]);
+    } catch (_) {
+      s = null; // a throwing getter or toJSON: this event alone is malformed
+    }
+    if (s !== null) {
+      const need = s.length * 3;
+      if (bytes.length - pos < need) {
+        const grown = new Uint8Array(Math.max(bytes.length * 2, pos + need));
+        grown.set(bytes.subarray(0, pos));
+        bytes = grown;
+      }
+      pos += encoder.encodeInto(s, bytes.subarray(pos)).written;
+    }
+    ends[i] = pos;
+  }
+  return [bytes.subarray(0, pos), ends];
+}
+"#)]
+extern "C" {
+    #[wasm_bindgen(catch)]
+    fn pack_events(events: &JsValue, what: &str) -> Result<js_sys::Array, JsValue>;
+}
+
+/// Packs `events` on the JavaScript side and verifies them.
+fn events_with(v: &mut BatchVerifier, events: &JsValue, what: &str) -> Result<Vec<u8>, JsValue> {
+    let packed = pack_events(events, what)?;
+    let bytes = js_sys::Uint8Array::from(packed.get(0)).to_vec();
+    let ends = js_sys::Uint32Array::from(packed.get(1)).to_vec();
+    Ok(verify_packed_events(v, &bytes, &ends))
+}
+
+/// Verifies `n` BIP-340 signatures: `pubkeys` (`n·32` bytes of x-only keys), `msgs` (`n·32`
+/// bytes, for Nostr the event ids) and `sigs` (`n·64` bytes). Returns one byte per
+/// signature, 1 valid and 0 not, exactly libsecp256k1's verdicts.
+///
+/// # Errors
+/// Throws an `Error` when the lengths are not `n·32`, `n·32` and `n·64` for one `n`.
+#[wasm_bindgen(js_name = verifySignatures)]
+pub fn verify_signatures(pubkeys: &[u8], msgs: &[u8], sigs: &[u8]) -> Result<Vec<u8>, JsError> {
+    nostr_verify::with_thread_verifier(|v| verify_signatures_with(v, pubkeys, msgs, sigs))
+        .map_err(|e| JsError::new(&e.to_string()))
+}
+
+/// Verifies Nostr events as nostr-tools' `verifyEvent` does, one verdict byte per event
+/// (1 valid, 0 not): the event's shape (`validateEvent`), its id (the SHA-256 of its
+/// serialization, compared as lowercase hex) and its signature (libsecp256k1's verdict). A
+/// malformed event gets 0; it never throws for one event.
+///
+/// # Errors
+/// Throws a `TypeError` when `events` is not an array.
+#[wasm_bindgen(js_name = verifyEvents)]
+pub fn verify_events(
+    #[wasm_bindgen(unchecked_param_type = "NostrEvent[]")] events: &JsValue,
+) -> Result<Vec<u8>, JsValue> {
+    nostr_verify::with_thread_verifier(|v| events_with(v, events, "verifyEvents"))
+}
+
+/// Verifies one Nostr event, a drop-in for nostr-tools' `verifyEvent` (it does not read or
+/// set nostr-tools' `verifiedSymbol` cache): `true` when its shape, its id and its signature
+/// are valid, `false` for anything else, malformed input included. Never throws.
+#[wasm_bindgen(js_name = verifyEvent)]
+pub fn verify_event(#[wasm_bindgen(unchecked_param_type = "NostrEvent")] event: &JsValue) -> bool {
+    nostr_verify::with_thread_verifier(|v| verify_one_event(v, event))
+}
+
+/// One event through the packer.
+fn verify_one_event(v: &mut BatchVerifier, event: &JsValue) -> bool {
+    let one = js_sys::Array::of1(event);
+    matches!(events_with(v, &one, "verifyEvent").as_deref(), Ok([1]))
+}
+
+/// The largest key cache a JavaScript `Verifier` gets (2^20 keys), whatever it asks for: a
+/// larger number is more likely a mistake than a plan, and would take gigabytes.
+pub const MAX_CACHE_CAPACITY: usize = 1 << 20;
+
+/// A batch verifier of its own (JavaScript class `Verifier`): its key cache lasts across
+/// calls, so repeated authors are parsed and lifted once.
+#[wasm_bindgen(js_name = Verifier)]
+pub struct JsVerifier {
+    inner: BatchVerifier,
+}
+
+#[wasm_bindgen(js_class = Verifier)]
+impl JsVerifier {
+    /// A verifier whose key cache holds at least `cacheCapacity` keys (default 2,048; at
+    /// most [`MAX_CACHE_CAPACITY`] are kept). Its secret comes from `crypto.getRandomValues`.
+    #[wasm_bindgen(constructor)]
+    pub fn new(#[wasm_bindgen(js_name = cacheCapacity)] cache_capacity: Option<u32>) -> JsVerifier {
+        let inner = match cache_capacity {
+            Some(c) => BatchVerifier::with_cache_capacity((c as usize).min(MAX_CACHE_CAPACITY)),
+            None => BatchVerifier::new(),
+        };
+        JsVerifier { inner }
+    }
+
+    /// As the function `verifySignatures`, with this verifier's key cache.
+    ///
+    /// # Errors
+    /// Throws an `Error` when the lengths are not `n·32`, `n·32` and `n·64` for one `n`.
+    #[wasm_bindgen(js_name = verifySignatures)]
+    pub fn verify_signatures(
+        &mut self,
+        pubkeys: &[u8],
+        msgs: &[u8],
+        sigs: &[u8],
+    ) -> Result<Vec<u8>, JsError> {
+        verify_signatures_with(&mut self.inner, pubkeys, msgs, sigs)
+            .map_err(|e| JsError::new(&e.to_string()))
+    }
+
+    /// As the function `verifyEvents`, with this verifier's key cache.
+    ///
+    /// # Errors
+    /// Throws a `TypeError` when `events` is not an array.
+    #[wasm_bindgen(js_name = verifyEvents)]
+    pub fn verify_events(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "NostrEvent[]")] events: &JsValue,
+    ) -> Result<Vec<u8>, JsValue> {
+        events_with(&mut self.inner, events, "verifyEvents")
+    }
+
+    /// As the function `verifyEvent`, with this verifier's key cache.
+    #[wasm_bindgen(js_name = verifyEvent)]
+    pub fn verify_event(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "NostrEvent")] event: &JsValue,
+    ) -> bool {
+        verify_one_event(&mut self.inner, event)
+    }
+
+    /// This verifier's counters: `{ batches, batchesHeld, batchAccepted, singleChecked,
+    /// keyCacheHits, keyCacheMisses }` (numbers), for monitoring and tests.
+    #[wasm_bindgen(unchecked_return_type = "VerifierStats")]
+    pub fn stats(&self) -> JsValue {
+        let s = self.inner.stats();
+        let o = js_sys::Object::new();
+        for (k, n) in [
+            ("batches", s.batches),
+            ("batchesHeld", s.batches_held),
+            ("batchAccepted", s.batch_accepted),
+            ("singleChecked", s.single_checked),
+            ("keyCacheHits", s.key_cache_hits),
+            ("keyCacheMisses", s.key_cache_misses),
+        ] {
+            // Setting a data property on a fresh plain object cannot fail.
+            let _ = js_sys::Reflect::set(&o, &JsValue::from_str(k), &JsValue::from_f64(n as f64));
+        }
+        o.into()
+    }
+}
+
+#[wasm_bindgen(typescript_custom_section)]
+const VERIFIER_STATS_TS: &'static str = r#"
+/** Counters of a Verifier (see Verifier.stats()). */
+export interface VerifierStats {
+  /** Batch equations evaluated. */
+  batches: number;
+  /** Batch equations that held. */
+  batchesHeld: number;
+  /** Signatures accepted by an equation that held. */
+  batchAccepted: number;
+  /** Signatures checked one at a time with libsecp256k1. */
+  singleChecked: number;
+  /** Key-cache hits. */
+  keyCacheHits: number;
+  /** Key-cache misses. */
+  keyCacheMisses: number;
+}
+"#;

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Builds nostr-verify-wasm into two npm-ready packages:
+#   wasm/pkg-node  (wasm-bindgen --target nodejs: CommonJS, `require("nostr-verify-wasm")`)
+#   wasm/pkg-web   (wasm-bindgen --target web: an ES module for browsers and Web Workers)
+# each with package.json, TypeScript types (.d.ts), README.md and LICENSE.
+#
+#   wasm/build.sh                  release build (what to publish)
+#   wasm/build.sh --profile test   the `test` profile (opt-level 1, as .ci/wasm.sh's tests;
+#                                  reuses their std build, so CI saves a release std build)
+#
+# The toolchain is shared/PLATFORMS.md's (see wasm/env.sh): Debian's rustc-web with std built
+# from source, wasm-bindgen-cli at Cargo.lock's version. Every failure is fatal.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TERM_COLOR=never
+profile=release
+case "${1:-}" in
+  "") ;;
+  --profile) profile=${2:?--profile needs a name} ;;
+  *) echo "usage: wasm/build.sh [--profile PROFILE]" >&2; exit 2 ;;
+esac
+WASM_ENV_BROWSER=0 source wasm/env.sh
+
+phase "build nostr-verify-wasm for wasm32 ($profile)"
+wasm_cargo /usr/bin/cargo build -Zbuild-std=std,panic_abort --target wasm32-unknown-unknown \
+  --profile "$profile" -p nostr-verify-wasm --lib
+case "$profile" in
+  dev | test) dir=debug ;;
+  *) dir=$profile ;;
+esac
+module=target/wasm32-unknown-unknown/$dir/nostr_verify_wasm.wasm
+[ -f "$module" ] || die "$module was not built"
+
+version=$(awk -F'"' '/^version = / { print $2; exit }' nostr-verify-wasm/Cargo.toml)
+[ -n "$version" ] || die "no version in nostr-verify-wasm/Cargo.toml"
+for flavor in node web; do
+  out=wasm/pkg-$flavor
+  phase "wasm-bindgen --target $([ $flavor = node ] && echo nodejs || echo web) -> $out"
+  rm -rf "$out"
+  "$wb_tools/bin/wasm-bindgen" --target "$([ $flavor = node ] && echo nodejs || echo web)" \
+    --out-dir "$out" "$module"
+  sed "s/@VERSION@/$version/" "wasm/package/$flavor.package.json" >"$out/package.json"
+  cp "wasm/package/README.$flavor.md" "$out/README.md"
+  cp LICENSE "$out/LICENSE"
+  for f in nostr_verify_wasm.js nostr_verify_wasm.d.ts nostr_verify_wasm_bg.wasm; do
+    [ -s "$out/$f" ] || die "$out/$f missing"
+  done
+done
+phase "packages in wasm/pkg-node and wasm/pkg-web ($(wc -c <wasm/pkg-web/nostr_verify_wasm_bg.wasm) bytes of wasm)"
