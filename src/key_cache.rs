@@ -206,7 +206,7 @@ fn uncompressed(p: &AffinePoint) -> [u8; 65] {
     b
 }
 
-/// Lifted keys shared by several [`Verifier`]s, for instance one per worker thread.
+/// Lifted keys shared by several [`Verifier`](crate::Verifier)s, for instance one per worker thread.
 ///
 /// Each verifier keeps its own small cache in front of it. A key one verifier lifted is
 /// found by the others instead of lifted again, and the threads together hold one large

@@ -58,7 +58,7 @@
 //! * **Workers.** [`IngestConfig::workers`] std threads (default one per core) run the
 //!   batches, off the async executor; each thread uses its own thread-local
 //!   [`Verifier`](crate::Verifier) (see [`with_thread_verifier`](crate::with_thread_verifier)),
-//!   and the workers share one [`SharedKeyCache`], so each new author is lifted once, not once
+//!   and the workers share one [`SharedKeyCache`](crate::SharedKeyCache), so each new author is lifted once, not once
 //!   per worker. Verdicts are exactly
 //!   [`VerifyBatchExt::verify_batch`](crate::VerifyBatchExt::verify_batch)'s. A worker that
 //!   panics (a bug) answers its batch's tickets [`IngestError::Lost`] and hands over to a new

@@ -30,7 +30,7 @@ enum Slot {
     Deferred(mpsc::Sender<TapEvent>, SubscriptionId, Box<Event>),
 }
 
-/// The stream [`BatchVerifyTransport`] returns to the relay's reader task.
+/// The stream [`BatchVerifyTransport`](crate::BatchVerifyTransport) returns to the relay's reader task.
 pub struct TapStream {
     inner: WebSocketStream,
     shared: Arc<Shared>,

@@ -3,7 +3,7 @@
 //! The tests in `tests/` are `wasm-bindgen-test` tests that `.ci/wasm.sh` runs in node and in
 //! headless Chromium; on other targets the same test bodies run as ordinary `#[test]`s, except
 //! those that need a JavaScript engine. This library holds what they need from JavaScript: a
-//! spy on the Web Crypto API's `crypto.getRandomValues` (see [`crypto_spy`]), so that a test
+//! spy on the Web Crypto API's `crypto.getRandomValues` (module `crypto_spy`, wasm32 only), so that a test
 //! can show where the verifier's randomness comes from.
 
 #[cfg(target_arch = "wasm32")]
