@@ -55,15 +55,15 @@
 //!   at a time, which costs several times as much per event, so its turn is an eighth of
 //!   `max_batch` events, about the time of a full batch; the rest of its batch waits for the
 //!   next turn.
-//! * **Workers.** [`IngestConfig::workers`] std threads (default one per core) run the
-//!   batches, off the async executor; each thread uses its own thread-local
-//!   [`Verifier`](crate::Verifier) (see [`with_thread_verifier`](crate::with_thread_verifier)),
-//!   and the workers share one [`SharedKeyCache`], so each new author is lifted once, not once
-//!   per worker. Verdicts are exactly
-//!   [`VerifyBatchExt::verify_batch`](crate::VerifyBatchExt::verify_batch)'s. A worker that
-//!   panics (a bug) answers its batch's tickets [`IngestError::Lost`] and hands over to a new
-//!   thread, so the service keeps its number of workers; should the OS refuse that thread, the
-//!   old one carries on.
+//! * **Workers.** [`IngestConfig::workers`] std threads (default one per core) run the batches, off
+//!   the async executor; each thread uses its own thread-local [`Verifier`](crate::Verifier) (see
+//!   [`with_thread_verifier`](crate::with_thread_verifier)), and the workers share one
+//!   [`SharedKeyCache`](crate::SharedKeyCache), so each new author is lifted once, not once per
+//!   worker. Verdicts are exactly
+//!   [`VerifyBatchExt::verify_batch`](crate::VerifyBatchExt::verify_batch)'s. A worker that panics
+//!   (a bug) answers its batch's tickets [`IngestError::Lost`] and hands over to a new thread, so
+//!   the service keeps its number of workers; should the OS refuse that thread, the old one carries
+//!   on.
 //! * **Back-pressure and admission.** At most [`IngestConfig::capacity`] events are in the
 //!   service at once (buffered, queued or being verified), and at most
 //!   [`IngestConfig::peer_capacity`] of them from one peer; `enqueue` waits for room in both.

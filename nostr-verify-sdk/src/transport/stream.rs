@@ -30,7 +30,8 @@ enum Slot {
     Deferred(mpsc::Sender<TapEvent>, SubscriptionId, Box<Event>),
 }
 
-/// The stream [`BatchVerifyTransport`] returns to the relay's reader task.
+/// The stream [`BatchVerifyTransport`](super::BatchVerifyTransport) returns to the relay's reader
+/// task.
 pub struct TapStream {
     inner: WebSocketStream,
     shared: Arc<Shared>,
