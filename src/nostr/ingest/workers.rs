@@ -17,7 +17,8 @@ use std::time::Instant;
 #[cfg(test)]
 thread_local! {
     /// Test hook: spawns this thread may still ask for before the OS "refuses" them.
-    pub(super) static SPAWNS_ALLOWED: core::cell::Cell<usize> = const { core::cell::Cell::new(usize::MAX) };
+    pub(super) static SPAWNS_ALLOWED: core::cell::Cell<usize> =
+        const { core::cell::Cell::new(usize::MAX) };
 }
 
 /// Starts a named thread, or returns the OS's refusal.
