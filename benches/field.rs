@@ -13,7 +13,8 @@ mod cpu_time;
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput};
-use nostr_verify::arithmetic::field::{FieldElement, FieldElement4x64};
+use nostr_verify::arithmetic::field::FieldElement;
+use nostr_verify::arithmetic::words::FieldElement4x64;
 use rand::{rngs::StdRng, RngCore, SeedableRng};
 
 use cpu_time::{median_ns, ThreadCpuTime};

@@ -27,3 +27,4 @@ pub mod constants;
 pub mod field;
 pub mod group;
 pub mod scalar;
+pub mod words;

@@ -47,7 +47,8 @@ mod tuning;
 pub use self::pool::{with_pool, PoolJob, PoolPoint};
 pub use self::tuning::{msm_tuning, MsmTuning, MAX_WINDOW};
 
-use crate::arithmetic::field::{FieldElement, FieldElement4x64};
+use crate::arithmetic::field::FieldElement;
+use crate::arithmetic::words::WordPoint;
 use crate::arithmetic::group::AffinePoint;
 use std::sync::atomic::{AtomicU8, Ordering};
 #[cfg(nostr_verify_ifma)]
@@ -120,6 +121,7 @@ pub fn selected() -> Backend {
 ///
 /// Meant for benchmarks that report every backend in one run, and for tests. Every backend
 /// computes the same values, so switching never changes a result, only the speed.
+#[cfg(any(test, feature = "internals"))]
 pub fn set_selected(backend: Backend) -> Backend {
     let b = if backend.is_available() {
         backend
@@ -146,10 +148,12 @@ fn code(b: Backend) -> u8 {
 
 impl Backend {
     /// Every backend this build knows, in order of preference (fastest first).
+    #[cfg(any(test, feature = "internals"))]
     pub const ALL: [Backend; 3] = [Backend::Ifma, Backend::Portable, Backend::PortableBaseline];
 
     /// Short lowercase name (`"ifma"`, `"portable"`, `"portable-baseline"`), as accepted by
     /// `NOSTR_VERIFY_BACKEND`.
+    #[cfg(any(test, feature = "internals"))]
     pub fn name(self) -> &'static str {
         match self {
             Backend::Portable => "portable",
@@ -172,6 +176,7 @@ impl Backend {
 
     /// The backends that can run here, fastest first (always ends with [`Backend::Portable`]
     /// and [`Backend::PortableBaseline`]).
+    #[cfg(any(test, feature = "internals"))]
     pub fn available() -> Vec<Backend> {
         Self::ALL.into_iter().filter(|b| b.is_available()).collect()
     }
@@ -218,6 +223,7 @@ impl Backend {
     /// # Variable time
     ///
     /// Branches on the inputs; public data only.
+    #[cfg(any(test, feature = "internals"))]
     pub fn add_affine_pairs_vartime(
         self,
         a: &[AffinePoint],
@@ -237,6 +243,7 @@ impl Backend {
     /// # Variable time
     ///
     /// Branches on the inputs; public data only.
+    #[cfg(any(test, feature = "internals"))]
     pub fn add_affine_pairs_in_vartime(
         self,
         a: &[AffinePoint],
@@ -404,87 +411,11 @@ enum Arm {
     Baseline,
 }
 
-/// An affine point as the portable arm's kernels read and write it: x and y in four
-/// little-endian 64-bit words each, canonical (`< p`), in one 64-byte cache line. The
-/// identity is the one point with x all ones (never canonical).
-///
-/// [`AffinePoint`] keeps 5×52-bit limbs, which the IFMA arm's kernels use as they are but the
-/// portable arm converts on every read and write. The portable arms' Pippenger pool holds
-/// these instead ([`Backend::add_word_pairs_gather_vartime`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(C, align(64))]
-pub struct WordPoint {
-    x: [u64; 4],
-    y: [u64; 4],
-}
-
-impl WordPoint {
-    /// The point at infinity.
-    pub const IDENTITY: WordPoint = WordPoint {
-        x: [!0; 4],
-        y: [0; 4],
-    };
-
-    /// `p` in words (any magnitude of its coordinates; the identity maps to the identity).
-    pub fn from_affine(p: &AffinePoint) -> Self {
-        if p.infinity {
-            return Self::IDENTITY;
-        }
-        WordPoint {
-            x: FieldElement4x64::from_fe(&p.x).reduce().0,
-            y: FieldElement4x64::from_fe(&p.y).reduce().0,
-        }
-    }
-
-    /// The same point as an [`AffinePoint`] (normalized coordinates).
-    pub fn to_affine(&self) -> AffinePoint {
-        if self.is_identity() {
-            return AffinePoint::IDENTITY;
-        }
-        AffinePoint {
-            x: FieldElement4x64(self.x).to_fe(),
-            y: FieldElement4x64(self.y).to_fe(),
-            infinity: false,
-        }
-    }
-
-    /// Whether this is the point at infinity.
-    pub fn is_identity(&self) -> bool {
-        (self.x[0] & self.x[1] & self.x[2] & self.x[3]) == !0
-    }
-
-    /// −p (the identity for the identity).
-    pub fn neg(&self) -> Self {
-        if self.is_identity() {
-            return *self;
-        }
-        WordPoint {
-            x: self.x,
-            y: FieldElement4x64(self.y).neg().reduce().0,
-        }
-    }
-
-    /// Whether the two points have the same x-coordinate (both canonical, so equal words).
-    pub fn same_x(&self, other: &Self) -> bool {
-        same_words(&self.x, &other.x)
-    }
-
-    /// Whether the two points have the same y-coordinate.
-    pub fn same_y(&self, other: &Self) -> bool {
-        same_words(&self.y, &other.y)
-    }
-}
-
-/// Word-by-word equality (`==` on the arrays may compile to a vector load of words just
-/// stored as scalars, a store-forwarding stall).
-#[inline(always)]
-fn same_words(a: &[u64; 4], b: &[u64; 4]) -> bool {
-    ((a[0] ^ b[0]) | (a[1] ^ b[1]) | (a[2] ^ b[2]) | (a[3] ^ b[3])) == 0
-}
 
 /// Whether [`Backend::Portable`] runs its BMI2/ADX build on this machine (an x86-64 CPU with
 /// both features); otherwise it is the same code as [`Backend::PortableBaseline`]. Tests and
 /// benchmarks say which build they measured.
+#[cfg(any(test, feature = "internals"))]
 pub fn portable_uses_bmi2() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
@@ -559,6 +490,7 @@ pub fn lift_x_many_vartime(xs: &[FieldElement], ys: &mut [FieldElement], ok: &mu
 /// # Variable time
 ///
 /// Branches on the inputs; public data only.
+#[cfg(any(test, feature = "internals"))]
 pub fn add_affine_pairs_vartime(a: &[AffinePoint], b: &[AffinePoint], out: &mut [AffinePoint]) {
     selected().add_affine_pairs_vartime(a, b, out);
 }
@@ -572,6 +504,7 @@ pub fn add_affine_pairs_vartime(a: &[AffinePoint], b: &[AffinePoint], out: &mut 
 /// # Variable time
 ///
 /// Branches on the inputs; public data only.
+#[cfg(any(test, feature = "internals"))]
 pub fn add_affine_pairs_in_vartime(
     a: &[AffinePoint],
     b: &[AffinePoint],
@@ -596,6 +529,7 @@ pub fn add_affine_pairs_in_vartime(
 /// # Variable time
 ///
 /// Branches on the inputs; public data only.
+#[cfg(any(test, feature = "internals"))]
 pub fn add_affine_pairs_gather_vartime(
     src: &[AffinePoint],
     pairs: &[[u32; 2]],

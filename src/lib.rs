@@ -14,22 +14,12 @@
 #[cfg(feature = "internals")]
 pub mod arithmetic;
 #[cfg(not(feature = "internals"))]
-#[allow(
-    unreachable_pub,
-    dead_code,
-    unused_imports,
-    clippy::wrong_self_convention
-)]
+#[allow(unreachable_pub, unused_imports, clippy::wrong_self_convention)]
 mod arithmetic;
 #[cfg(feature = "internals")]
 pub mod backend;
 #[cfg(not(feature = "internals"))]
-#[allow(
-    unreachable_pub,
-    dead_code,
-    unused_imports,
-    clippy::wrong_self_convention
-)]
+#[allow(unreachable_pub, unused_imports, clippy::wrong_self_convention)]
 mod backend;
 mod batch;
 pub mod bip340;
@@ -38,12 +28,7 @@ mod key_cache;
 #[cfg(feature = "internals")]
 pub mod msm;
 #[cfg(not(feature = "internals"))]
-#[allow(
-    unreachable_pub,
-    dead_code,
-    unused_imports,
-    clippy::wrong_self_convention
-)]
+#[allow(unreachable_pub, unused_imports, clippy::wrong_self_convention)]
 mod msm;
 #[cfg(feature = "nip59")]
 pub mod nip59;

@@ -31,6 +31,7 @@ pub const STRAUSS_WINDOW: usize = 4;
 
 /// Point counts where the algorithm or the window width changes on some backend (for tests
 /// that must cross every switch): every backend's Strauss bound and window bounds, ascending.
+#[cfg(any(test, feature = "internals"))]
 pub const SWITCH_POINTS: &[usize] = &[8, 16, 22, 40, 80, 256, 600, 900, 1400, 2600, 8000];
 
 /// Reusable buffers for [`msm_vartime`].

@@ -11,7 +11,8 @@ use common::bigint::{fe_from as fe, fe_value as big, p, random_fe};
 
 use nostr_verify::arithmetic::field::FieldElement;
 use nostr_verify::arithmetic::group::{AffinePoint, JacobianPoint};
-use nostr_verify::backend::{self, Backend, WordPoint};
+use nostr_verify::arithmetic::words::WordPoint;
+use nostr_verify::backend::{self, Backend};
 use num_bigint::BigUint;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};

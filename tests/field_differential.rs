@@ -8,7 +8,8 @@ mod common;
 
 use common::bigint::{from_be as big_from_bytes, p, to_be as bytes_from_big};
 
-use nostr_verify::arithmetic::field::{FieldElement, FieldElement4x64};
+use nostr_verify::arithmetic::field::FieldElement;
+use nostr_verify::arithmetic::words::FieldElement4x64;
 use num_bigint::BigUint;
 use num_traits::{One, Zero};
 use rand::{Rng, RngCore, SeedableRng};

@@ -67,10 +67,12 @@ pub const BETA: FieldElement =
 
 /// λ mod n matching [`BETA`] (as big-endian bytes; the scalar type lives in
 /// `scalar`). λ³ ≡ 1 (mod n), λ ≠ 1; λ·(x, y) = (β·x, y). Source as for [`BETA`].
+#[cfg(any(test, feature = "internals"))]
 pub const LAMBDA_BYTES: [u8; 32] =
     bytes_from_hex("5363ad4cc05c30e0a5261c028812645a122e22ea20816678df02967c1b23bd72");
 
 /// The curve constant b in y² = x³ + 7.
+#[cfg(any(test, feature = "internals"))]
 pub const CURVE_B: FieldElement = FieldElement::from_limbs_unchecked([7, 0, 0, 0, 0]);
 
 #[cfg(test)]

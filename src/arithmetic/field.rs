@@ -17,13 +17,11 @@
 //! The `_vartime` operations (inversion, square root, batch inversion, `eq_vartime`)
 //! branch on their inputs. The crate only ever feeds them public data.
 
-mod field_4x64;
 mod field_5x52;
 
 #[cfg(debug_assertions)]
 mod checked;
 
-pub use field_4x64::FieldElement4x64;
 pub use field_5x52::FieldElement5x52;
 
 #[cfg(debug_assertions)]
@@ -67,6 +65,7 @@ impl Eq for FieldElement {}
 #[cfg(not(debug_assertions))]
 impl FieldElement5x52 {
     #[inline(always)]
+    #[cfg(any(test, feature = "internals"))]
     fn from_limbs_magnitude_unchecked(l: [u64; 5], _magnitude: u32) -> Self {
         Self::from_limbs(l)
     }
@@ -196,6 +195,7 @@ impl FieldElement {
     /// # Magnitude
     /// Magnitude 1, not normalized (the value may be `≥ p`; it stands for itself mod p).
     #[inline]
+    #[cfg(any(test, feature = "internals"))]
     pub fn from_bytes_unchecked(b: &[u8; 32]) -> Self {
         Self(Inner::from_bytes_unchecked(b))
     }
@@ -244,6 +244,7 @@ impl FieldElement {
     /// # Magnitude
     /// `magnitude`, not normalized.
     #[inline(always)]
+    #[cfg(any(test, feature = "internals"))]
     pub fn from_limbs_magnitude_unchecked(l: [u64; 5], magnitude: u32) -> Self {
         Self(Inner::from_limbs_magnitude_unchecked(l, magnitude))
     }
@@ -351,6 +352,7 @@ impl FieldElement {
     /// # Magnitude
     /// Requires normalized (asserted in debug builds).
     #[inline(always)]
+    #[cfg(any(test, feature = "internals"))]
     pub fn is_odd(&self) -> bool {
         self.0.is_odd()
     }
@@ -372,6 +374,7 @@ impl FieldElement {
     /// # Magnitude
     /// Input ≤ 8; output 1 (for k = 0 the input is returned unchanged).
     #[inline(always)]
+    #[cfg(any(test, feature = "internals"))]
     pub fn pow2k(&self, k: u32) -> Self {
         let mut x = *self;
         for _ in 0..k {
@@ -392,6 +395,7 @@ impl FieldElement {
     /// Kept as the reference for [`Self::invert_vartime`] (the tests compare them) and
     /// as the constant-time twin: this chain does not branch on the input.
     #[rustfmt::skip]
+    #[cfg(any(test, feature = "internals"))]
     pub fn invert_fermat(&self) -> Self {
         let x1 = self.normalize_weak();
         let (x2, x22, x223) = chain_prefix(x1);
@@ -445,6 +449,7 @@ impl FieldElement {
     /// # Variable time
     /// Branches on whether a root exists.
     #[rustfmt::skip]
+    #[cfg(any(test, feature = "internals"))]
     pub fn sqrt_vartime(&self) -> Option<Self> {
         let x1 = self.normalize_weak();
         let y = sqrt_chain(x1);

@@ -15,13 +15,10 @@
 //! Every addition and doubling here branches on its inputs (identity, equal or opposite
 //! points): they are `_vartime` and meant for public data only.
 
-use super::constants::{BETA, CURVE_B, G_X, G_Y};
+use super::constants::{BETA, G_X, G_Y};
 use super::field::FieldElement;
 
 /// The largest coordinate magnitude the point formulas accept.
-mod jacobian_4x64;
-pub use jacobian_4x64::Jacobian4x64;
-
 const MAX_COORD_MAGNITUDE: u32 = 4;
 
 /// A point in affine coordinates `(x, y)`, or the identity when `infinity` is set (then
@@ -67,8 +64,9 @@ impl Eq for AffinePoint {}
 
 /// `x³ + 7` (magnitude 2). Input magnitude ≤ 8.
 #[inline]
+#[cfg(any(test, feature = "internals"))]
 fn curve_rhs(x: &FieldElement) -> FieldElement {
-    x.square().mul(x).add(&CURVE_B)
+    x.square().mul(x).add(&super::constants::CURVE_B)
 }
 
 impl AffinePoint {
@@ -93,6 +91,7 @@ impl AffinePoint {
     ///
     /// # Variable time
     /// Square root and parity fix-up branch on the input.
+    #[cfg(any(test, feature = "internals"))]
     pub fn lift_x_vartime(x: &FieldElement) -> Option<Self> {
         let y = curve_rhs(x).sqrt_vartime()?;
         let y = if y.is_odd() {
@@ -112,6 +111,7 @@ impl AffinePoint {
     ///
     /// # Variable time
     /// As [`Self::lift_x_vartime`].
+    #[cfg(any(test, feature = "internals"))]
     pub fn lift_x_bytes_vartime(x: &[u8; 32]) -> Option<Self> {
         Self::lift_x_vartime(&FieldElement::from_bytes(x)?)
     }
@@ -120,6 +120,7 @@ impl AffinePoint {
     ///
     /// # Variable time
     /// Branches on the comparison.
+    #[cfg(any(test, feature = "internals"))]
     pub fn is_on_curve_vartime(&self) -> bool {
         !self.infinity && self.y.square().eq_vartime(&curve_rhs(&self.x))
     }
@@ -163,6 +164,7 @@ impl AffinePoint {
 
     /// SEC 1 compressed encoding: `02`/`03` (even/odd y) followed by x, 33 bytes. The
     /// identity, which has no such encoding, gives 33 zero bytes.
+    #[cfg(any(test, feature = "internals"))]
     pub fn to_compressed(&self) -> [u8; 33] {
         let mut out = [0u8; 33];
         if self.infinity {
@@ -179,6 +181,7 @@ impl AffinePoint {
     ///
     /// # Variable time
     /// Square root branches on the input.
+    #[cfg(any(test, feature = "internals"))]
     pub fn from_compressed(b: &[u8; 33]) -> Option<Self> {
         let odd = match b[0] {
             0x02 => false,
@@ -225,6 +228,7 @@ impl JacobianPoint {
     /// # Magnitude
     /// Input coordinates ≤ 4; output Y has magnitude 1.
     #[inline]
+    #[cfg(any(test, feature = "internals"))]
     pub fn neg(&self) -> Self {
         Self {
             x: self.x,
@@ -276,6 +280,7 @@ impl JacobianPoint {
     /// # Variable time
     /// Branches on the identity and the exceptional cases.
     #[rustfmt::skip]
+    #[cfg(any(test, feature = "internals"))]
     pub fn add_affine_vartime(&self, b: &AffinePoint) -> Self {
         if b.infinity {
             return *self;
@@ -352,6 +357,7 @@ impl JacobianPoint {
     ///
     /// # Variable time
     /// Branches on the comparisons.
+    #[cfg(any(test, feature = "internals"))]
     pub fn eq_vartime(&self, other: &Self) -> bool {
         match (self.is_infinity(), other.is_infinity()) {
             (true, true) => return true,

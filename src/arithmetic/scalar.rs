@@ -80,6 +80,7 @@ impl core::fmt::Debug for Scalar {
 
 /// a + b + carry, returning (sum, carry out).
 #[inline(always)]
+#[cfg(any(test, feature = "internals"))]
 fn adc(a: u64, b: u64, carry: u64) -> (u64, u64) {
     let t = a as u128 + b as u128 + carry as u128;
     (t as u64, (t >> 64) as u64)
@@ -266,6 +267,7 @@ impl Scalar {
     /// The scalar 0.
     pub const ZERO: Self = Scalar([0; 4]);
     /// The scalar 1.
+    #[cfg(any(test, feature = "internals"))]
     pub const ONE: Self = Scalar([1, 0, 0, 0]);
 
     /// The value of 32 big-endian bytes reduced modulo n (for a challenge e = H(..) mod n).
@@ -296,11 +298,13 @@ impl Scalar {
     }
 
     /// The scalar `v` (always < n, no reduction needed).
+    #[cfg(any(test, feature = "internals"))]
     pub const fn from_u128(v: u128) -> Self {
         Scalar([v as u64, (v >> 64) as u64, 0, 0])
     }
 
     /// The scalar `v`.
+    #[cfg(any(test, feature = "internals"))]
     pub const fn from_u64(v: u64) -> Self {
         Scalar([v, 0, 0, 0])
     }
@@ -317,6 +321,7 @@ impl Scalar {
     /// self + rhs mod n.
     #[inline]
     #[allow(clippy::should_implement_trait)]
+    #[cfg(any(test, feature = "internals"))]
     pub fn add(&self, rhs: &Self) -> Self {
         let (l0, c) = adc(self.0[0], rhs.0[0], 0);
         let (l1, c) = adc(self.0[1], rhs.0[1], c);
@@ -329,6 +334,7 @@ impl Scalar {
     /// self − rhs mod n.
     #[inline]
     #[allow(clippy::should_implement_trait)]
+    #[cfg(any(test, feature = "internals"))]
     pub fn sub(&self, rhs: &Self) -> Self {
         self.add(&rhs.negate())
     }
@@ -350,24 +356,28 @@ impl Scalar {
     /// (`reduce_wide`, whose comment proves the bounds).
     #[inline]
     #[allow(clippy::should_implement_trait)]
+    #[cfg(any(test, feature = "internals"))]
     pub fn mul(&self, rhs: &Self) -> Self {
         Scalar(reduce_wide(&mul_wide(&self.0, &rhs.0)))
     }
 
     /// self² mod n.
     #[inline]
+    #[cfg(any(test, feature = "internals"))]
     pub fn square(&self) -> Self {
         self.mul(self)
     }
 
     /// Whether the value is 0.
     #[inline]
+    #[cfg(any(test, feature = "internals"))]
     pub fn is_zero(&self) -> bool {
         (self.0[0] | self.0[1] | self.0[2] | self.0[3]) == 0
     }
 
     /// Whether the value is greater than (n − 1)/2, i.e. whether −self is the smaller
     /// representative.
+    #[cfg(any(test, feature = "internals"))]
     pub fn is_high(&self) -> bool {
         // (n − 1)/2 = n >> 1 since n is odd; compare self > n >> 1.
         const N_HALF: [u64; 4] = [
@@ -388,6 +398,7 @@ impl Scalar {
     /// # Variable time
     ///
     /// Skips the multiplications for zero windows of `e`.
+    #[cfg(any(test, feature = "internals"))]
     pub fn pow_vartime(&self, e: &[u64; 4]) -> Self {
         // table[i] = self^i for i in 0..16.
         let mut table = [Scalar::ONE; 16];
@@ -420,6 +431,7 @@ impl Scalar {
     /// # Variable time
     ///
     /// Running time depends on the value.
+    #[cfg(any(test, feature = "internals"))]
     pub fn invert_vartime(&self) -> Self {
         const MODULUS_N: safegcd::Modulus = safegcd::Modulus::new(N);
         Scalar(safegcd::invert_vartime(&self.0, &MODULUS_N))
@@ -432,6 +444,7 @@ impl Scalar {
     /// # Variable time
     ///
     /// The exponent is the public constant n − 2; the zero-window skips depend only on it.
+    #[cfg(any(test, feature = "internals"))]
     pub fn invert_fermat(&self) -> Self {
         const N_MINUS_2: [u64; 4] = [N[0] - 2, N[1], N[2], N[3]];
         self.pow_vartime(&N_MINUS_2)
@@ -495,6 +508,7 @@ impl WideSum {
 impl Scalar {
     /// self · a mod n for a 128-bit a (the product has at most 384 bits).
     #[inline]
+    #[cfg(any(test, feature = "internals"))]
     pub fn mul_u128(&self, a: u128) -> Self {
         let mut w = WideSum::ZERO;
         w.add_mul_u128(self, a);

@@ -25,7 +25,7 @@
 use super::portable::{self, PairBuf};
 use crate::arithmetic::field::FieldElement;
 use crate::arithmetic::group::AffinePoint;
-use crate::backend::WordPoint;
+use crate::arithmetic::words::WordPoint;
 
 /// Proof that the running CPU has `bmi2` and `adx`.
 #[derive(Clone, Copy, Debug)]
@@ -45,6 +45,7 @@ fn lift(xs: &[FieldElement], ys: &mut [FieldElement], ok: &mut [bool]) {
 }
 
 #[target_feature(enable = "bmi2,adx")]
+#[cfg(any(test, feature = "internals"))]
 fn add(
     a: &[AffinePoint],
     b: &[AffinePoint],
@@ -107,6 +108,7 @@ pub(crate) fn lift_x_many_vartime(
 
 /// [`crate::backend::add_affine_pairs_vartime`] on the portable arm's BMI2/ADX build (same
 /// contract; lengths already checked).
+#[cfg(any(test, feature = "internals"))]
 pub(crate) fn add_affine_pairs_vartime(
     _cpu: Detected,
     a: &[AffinePoint],

@@ -67,6 +67,7 @@ pub(crate) fn lift_x_many_vartime(
 
 /// IFMA arm of [`crate::backend::add_affine_pairs_vartime`] (same contract; lengths already
 /// checked).
+#[cfg(any(test, feature = "internals"))]
 pub(crate) fn add_affine_pairs_vartime(
     cpu: Detected,
     a: &[AffinePoint],

@@ -2,7 +2,8 @@
 //! representation its pair-addition kernels read and write, and runs the MSM's job on it.
 //! Nothing above this module asks which arm runs.
 
-use super::{selected, Backend, PairScratch, WordPoint};
+use super::{selected, Backend, PairScratch};
+use crate::arithmetic::words::WordPoint;
 use crate::arithmetic::field::FieldElement;
 use crate::arithmetic::group::AffinePoint;
 

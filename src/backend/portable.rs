@@ -7,9 +7,10 @@
 //! `mulx` (see [`crate::backend::Backend::Portable`]). The entry points in this file are the
 //! baseline build ([`crate::backend::Backend::PortableBaseline`]).
 
-use crate::arithmetic::field::{FieldElement, FieldElement4x64 as F};
+use crate::arithmetic::field::FieldElement;
+use crate::arithmetic::words::FieldElement4x64 as F;
 use crate::arithmetic::group::AffinePoint;
-use crate::backend::WordPoint;
+use crate::arithmetic::words::WordPoint;
 
 /// See [`crate::backend::lift_x_many_vartime`]; lengths already checked. Baseline build.
 pub(crate) fn lift_x_many_vartime(xs: &[FieldElement], ys: &mut [FieldElement], ok: &mut [bool]) {
@@ -40,7 +41,7 @@ fn even_root(r: Option<F>) -> (FieldElement, bool) {
 
 /// The body of [`lift_x_many_vartime`], inlined into each build.
 ///
-/// [`LIFT_LANES`] at a time in [`crate::arithmetic::field::FieldElement4x64`]
+/// [`LIFT_LANES`] at a time in [`crate::arithmetic::words::FieldElement4x64`]
 /// ([`F::sqrt_many_vartime`]: the square roots' chains overlap, and 4×64-bit words multiply
 /// faster than 5×52 limbs). A short last group is padded with copies of its first x, whose
 /// roots are discarded.
@@ -87,6 +88,7 @@ struct PairIn {
 /// See [`crate::backend::add_affine_pairs_vartime`]; lengths already checked. Inlined into
 /// each build.
 #[inline(always)]
+#[cfg(any(test, feature = "internals"))]
 pub(crate) fn add_affine_pairs_vartime(
     a: &[AffinePoint],
     b: &[AffinePoint],
@@ -128,7 +130,7 @@ pub(crate) fn add_affine_pairs_gather_vartime(
 }
 
 /// [`add_affine_pairs_gather_vartime`] on points in 4×64-bit words
-/// ([`crate::backend::WordPoint`], the portable arm's Pippenger pool): no conversion on the
+/// ([`crate::arithmetic::words::WordPoint`], the portable arm's Pippenger pool): no conversion on the
 /// way in, and only the reduction to canonical words on the way out. Inlined into each build.
 #[inline(always)]
 pub(crate) fn add_word_pairs_gather_vartime(
@@ -201,7 +203,7 @@ const PREFETCH_AHEAD: usize = 8;
 /// x₃ = −x₁ − x₂, y₃ = −y₁, and the other pairs are unaffected). `prefetch(i)` is called before pair i is read, with
 /// the index of a later pair to fetch (possibly past the end: then it does nothing).
 ///
-/// Computed in [`crate::arithmetic::field::FieldElement4x64`]: λ = Δy/Δx with one inversion
+/// Computed in [`crate::arithmetic::words::FieldElement4x64`]: λ = Δy/Δx with one inversion
 /// for all pairs (Montgomery's trick), x₃ = λ² − (x₁ + x₂), y₃ = λ·(x₁ − x₃) − y₁. Two
 /// passes:
 ///

@@ -54,6 +54,7 @@ pub(crate) const K: [u32; 64] = [
 ];
 
 /// The SHA-256 initial state (FIPS 180-4, section 5.3.3): the midstate of an empty prefix.
+#[cfg(any(test, feature = "internals"))]
 pub const IV: [u32; 8] = [
     0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
 ];
@@ -105,6 +106,7 @@ impl Sha {
     }
 
     /// The paths that can run here, in [`Sha::ALL`]'s order.
+    #[cfg(any(test, feature = "internals"))]
     pub fn available() -> Vec<Sha> {
         Self::ALL.into_iter().filter(|s| s.is_available()).collect()
     }
@@ -177,6 +179,7 @@ pub fn sha_selected() -> Sha {
 /// Makes `sha` the path [`sha_selected`] returns from now on, process-wide (or the automatic
 /// choice if `sha` is not available here), and returns the path actually selected. For
 /// benchmarks and tests: every path gives the same digests.
+#[cfg(any(test, feature = "internals"))]
 pub fn set_sha_selected(sha: Sha) -> Sha {
     let s = if sha.is_available() { sha } else { detect() };
     SELECTED.store(code(s), Ordering::Relaxed);

@@ -36,7 +36,8 @@
 //! Everything here branches on the scalars and points; public data only.
 
 use super::recode::{signed_digits_u128, windows_u128};
-use crate::arithmetic::group::{AffinePoint, Jacobian4x64, JacobianPoint};
+use crate::arithmetic::group::{AffinePoint, JacobianPoint};
+use crate::arithmetic::words::Jacobian4x64;
 use crate::backend::{self, PoolJob, PoolPoint};
 use std::any::Any;
 
@@ -88,7 +89,7 @@ impl Pools {
             .typed::<crate::arithmetic::group::AffinePoint>()
             .pool
             .len();
-        let w = self.typed::<crate::backend::WordPoint>().pool.len();
+        let w = self.typed::<crate::arithmetic::words::WordPoint>().pool.len();
         a.max(w)
     }
 
@@ -209,6 +210,7 @@ pub fn msm_vartime(
 ///
 /// # Variable time
 /// Public data only.
+#[cfg(any(test, feature = "internals"))]
 pub fn msm_two_threads_vartime(
     points: &[AffinePoint],
     scalars: &[u128],
@@ -698,7 +700,7 @@ fn scatter_doublings(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::WordPoint;
+    use crate::arithmetic::words::WordPoint;
     use crate::msm::tests::{naive, random_terms};
 
     #[test]

@@ -148,6 +148,7 @@ pub fn signed_digits_u128(k: u128, c: usize, out: &mut [i32]) {
 /// # Variable time
 ///
 /// Branches on the bits of `k`.
+#[cfg(any(test, feature = "internals"))]
 pub fn signed_digits(k: &[u64], bits: usize, c: usize, out: &mut [i32]) {
     assert!((2..=16).contains(&c), "window width {c} outside 2..=16");
     assert!(

@@ -60,10 +60,12 @@ impl FieldElementChecked {
         Self::new_const(FieldElement5x52::from_limbs(l), 1, true)
     }
 
+    #[cfg(any(test, feature = "internals"))]
     pub(crate) fn from_limbs_magnitude_unchecked(l: [u64; 5], magnitude: u32) -> Self {
         Self::new(FieldElement5x52::from_limbs(l), magnitude, false)
     }
 
+    #[cfg(any(test, feature = "internals"))]
     pub(crate) fn from_bytes_unchecked(b: &[u8; 32]) -> Self {
         Self::new(FieldElement5x52::from_bytes_unchecked(b), 1, false)
     }
@@ -160,6 +162,7 @@ impl FieldElementChecked {
         self.inner.is_zero()
     }
 
+    #[cfg(any(test, feature = "internals"))]
     pub(crate) fn is_odd(&self) -> bool {
         assert!(self.normalized, "field: is_odd of a non-normalized element");
         self.inner.is_odd()

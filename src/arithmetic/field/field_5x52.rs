@@ -94,6 +94,7 @@ impl FieldElement5x52 {
     }
 
     /// Whether the limbs are the canonical representation (see the type docs).
+    #[cfg(any(test, debug_assertions, feature = "internals"))]
     pub const fn is_normalized_repr(&self) -> bool {
         let n = &self.0;
         n[0] <= M52
@@ -105,6 +106,7 @@ impl FieldElement5x52 {
     }
 
     /// Whether the limbs respect the bound of magnitude `m` (see the type docs).
+    #[cfg(any(test, debug_assertions, feature = "internals"))]
     pub const fn has_magnitude(&self, m: u32) -> bool {
         let m = m as u64;
         let n = &self.0;
@@ -248,6 +250,7 @@ impl FieldElement5x52 {
 
     /// Parity of a normalized element.
     #[inline(always)]
+    #[cfg(any(test, feature = "internals"))]
     pub const fn is_odd(&self) -> bool {
         self.0[0] & 1 == 1
     }

@@ -94,6 +94,7 @@ pub struct GlvSplit {
 /// 0x5363ad4cc05c30e0a5261c028812645a122e22ea20816678df02967c1b23bd72
 /// (libsecp256k1 `SECP256K1_SCALAR_CONST` in `src/scalar_impl.h`; recomputed as a root of
 /// λ² + λ + 1 ≡ 0 by the tests and paired with β against libsecp256k1's point arithmetic).
+#[cfg(any(test, feature = "internals"))]
 pub const LAMBDA: Scalar = Scalar([
     0xDF02_967C_1B23_BD72,
     0x122E_22EA_2081_6678,
@@ -214,6 +215,7 @@ impl Scalar {
 
 impl GlvSplit {
     /// The scalar (±k1) + (±k2)·λ mod n that this split represents.
+    #[cfg(any(test, feature = "internals"))]
     pub fn recombine(&self) -> Scalar {
         let mut s1 = Scalar::from_u128(self.k1);
         if self.k1_neg {

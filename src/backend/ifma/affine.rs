@@ -193,6 +193,7 @@ pub(crate) fn gather_points(src: &[AffinePoint], idx: __m512i, mask: __mmask8) -
 /// `v·8 + lane` in each lane.
 #[inline]
 #[target_feature(enable = "avx512f,avx512ifma,avx512vl")]
+#[cfg(any(test, feature = "internals"))]
 pub(crate) fn consecutive(v: usize) -> __m512i {
     let base = core::arch::x86_64::_mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
     _mm512_add_epi64(base, _mm512_set1_epi64((8 * v) as i64))
@@ -250,7 +251,9 @@ pub(crate) fn invert_lanes(a: &Fe8, invert1: impl FnOnce([u64; 5]) -> [u64; 5]) 
 /// Where [`add_points`] reads its pairs.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Pairs<'a> {
-    /// Pair i is `(a[i], b[i])`; both at least as long as the output.
+    /// Pair i is `(a[i], b[i])`; both at least as long as the output (the copied entry,
+    /// `backend::add_affine_pairs_vartime`, kept for tests and benchmarks).
+    #[cfg(any(test, feature = "internals"))]
     Copied(&'a [AffinePoint], &'a [AffinePoint]),
     /// Pair i is `(src[pairs[i][0]], src[pairs[i][1]])`; `pairs` at least as long as the
     /// output.
@@ -273,6 +276,7 @@ pub(crate) fn add_points(
 ) {
     let load = |v: usize, mask: __mmask8| {
         let (src1, src2, i1, i2) = match pairs {
+            #[cfg(any(test, feature = "internals"))]
             Pairs::Copied(a, b) => {
                 let i = consecutive(v);
                 (a, b, i, i)

@@ -5,7 +5,7 @@
 //! products plus 5 for the reduction, against 25 plus about 7 in radix 2^52, and it is the
 //! faster of the two with two or more independent chains (`docs/arithmetic.md`). The price is that additions carry
 //! across words and fold their carry back (no lazy magnitudes), which is why the rest of
-//! the crate stays in [`super::FieldElement`] and only the portable arm's two kernels
+//! the crate stays in [`FieldElement`] and only the portable arm's two kernels
 //! convert at their boundaries.
 //!
 //! # Representation
@@ -17,7 +17,7 @@
 //!
 //! Reduction uses 2^256 ≡ 2^32 + 977 = 0x1000003D1 (33 bits) mod p.
 
-use super::{invert_words_vartime, sqrt_chain, ChainOps, FieldElement};
+use crate::arithmetic::field::{invert_words_vartime, sqrt_chain, ChainOps, FieldElement};
 
 /// 2^256 mod p (33 bits).
 const R: u64 = 0x1_0000_03D1;
@@ -374,6 +374,7 @@ impl FieldElement4x64 {
     /// # Variable time
     /// Only the final check branches (on public data).
     #[inline(always)]
+    #[cfg(any(test, feature = "internals"))]
     pub fn sqrt_pair_vartime(a: &Self, b: &Self) -> (Option<Self>, Option<Self>) {
         let [ra, rb] = Self::sqrt_many_vartime(&[*a, *b]);
         (ra, rb)

@@ -6,8 +6,8 @@
 //! window) and the joins of the bucket reduction's chunks. In batches of tens of signatures
 //! those Jacobian operations were about an eighth of the batch's time.
 
-use super::{AffinePoint, JacobianPoint};
-use crate::arithmetic::field::FieldElement4x64 as F;
+use super::FieldElement4x64 as F;
+use crate::arithmetic::group::{AffinePoint, JacobianPoint};
 
 /// A point `(X, Y, Z)` standing for `(X/Z², Y/Z³)`, coordinates any 256-bit values (reduced
 /// mod p only when converted out); the identity when `infinity` is set or `Z ≡ 0`.
