@@ -89,7 +89,10 @@ impl Pools {
             .typed::<crate::arithmetic::group::AffinePoint>()
             .pool
             .len();
-        let w = self.typed::<crate::arithmetic::words::WordPoint>().pool.len();
+        let w = self
+            .typed::<crate::arithmetic::words::WordPoint>()
+            .pool
+            .len();
         a.max(w)
     }
 
@@ -773,8 +776,8 @@ mod tests {
     /// [`reduce_batch_affine`] on `buckets` laid out in a pool (behind a few unrelated points,
     /// with stale points past them, as in a reused scratch); an identity bucket is handed
     /// over as one. Once per pool representation and backend that can run here (both pools
-    /// on every backend: the IFMA arm runs the portable word kernel), each result with its
-    /// name.
+    /// on every backend: a SIMD arm without its own word kernel runs the portable one), each
+    /// result with its name.
     fn reduce_buckets(
         slots: usize,
         half: usize,
