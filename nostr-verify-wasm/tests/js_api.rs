@@ -11,7 +11,9 @@
 mod sigs;
 
 use js_sys::{Array, Function, JsString, Object, Reflect, JSON};
-use nostr_verify_wasm::{verify_event, verify_events, verify_signatures, JsVerifier};
+use nostr_verify_wasm::{
+    bench_libsecp_verify_each, verify_event, verify_events, verify_signatures, JsVerifier,
+};
 use rand::RngCore;
 use secp256k1::{schnorr, Keypair, Secp256k1, XOnlyPublicKey};
 use sha2::{Digest, Sha256};
@@ -381,4 +383,46 @@ fn verifier_keeps_its_key_cache_across_calls() {
         "no cache hit on the second call"
     );
     assert!(stat(&v, "batchesHeld") >= 2.0);
+}
+
+#[wasm_bindgen_test]
+fn bench_baseline_libsecp_each_equals_verify_signatures() {
+    let mut r = sigs::rng(24);
+    let mut invalid = 0;
+    for n in [1usize, 7, 64, 130] {
+        for keys in [Keys::Eight, Keys::Distinct] {
+            let mut b = sigs::batch(&mut r, n, keys);
+            let (p, m, s) = flat(&b);
+            let each = bench_libsecp_verify_each(&p, &m, &s).ok().unwrap();
+            assert_eq!(each, vec![1; n], "valid n={n} {keys:?}");
+            assert_eq!(verify_signatures(&p, &m, &s).ok().unwrap(), each);
+            // Every corruption at least once over the run, several per batch.
+            for k in 0..(n / 8 + 2) {
+                let i = (r.next_u32() as usize) % n;
+                let c = ALL_CORRUPTIONS[(k + n) % ALL_CORRUPTIONS.len()];
+                sigs::corrupt(&mut r, &mut b, i, c);
+            }
+            let (p, m, s) = flat(&b);
+            let each = bench_libsecp_verify_each(&p, &m, &s).ok().unwrap();
+            let want: Vec<u8> = b
+                .iter()
+                .map(|o| u8::from(libsecp(&o.pk, &o.msg, &o.sig)))
+                .collect();
+            assert_eq!(each, want, "mutated n={n} {keys:?}: against libsecp256k1");
+            assert_eq!(
+                verify_signatures(&p, &m, &s).ok().unwrap(),
+                each,
+                "mutated n={n} {keys:?}: against verifySignatures"
+            );
+            invalid += each.iter().filter(|&&g| g == 0).count();
+        }
+    }
+    assert!(invalid >= 8, "only {invalid} invalid signatures made");
+    assert!(bench_libsecp_verify_each(&[], &[], &[]).ok().unwrap().is_empty());
+    let err: JsValue = bench_libsecp_verify_each(&[0; 32], &[0; 31], &[0; 64])
+        .err()
+        .unwrap()
+        .into();
+    let msg = get(&err, "message").as_string().unwrap();
+    assert!(msg.contains("got 32, 31 and 64 bytes"), "{msg}");
 }
