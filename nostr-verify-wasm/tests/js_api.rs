@@ -243,6 +243,51 @@ fn cases() -> Vec<(String, JsValue, u8)> {
         with(&base, "sig", format!("z{}", &sig[1..])).into(),
         0,
     );
+    // Of the hex fields the packer checks only the lengths (in UTF-16 units); the digits are
+    // the Rust side's, non-ASCII ones included (U+0161's low byte is `a`, a digit).
+    for (what, key) in [
+        (
+            "pubkey with a non-hex digit (signed as such)",
+            format!("g{}", &pk[1..]),
+        ),
+        (
+            "pubkey with a non-ASCII digit (signed as such)",
+            format!("{}é", &pk[..63]),
+        ),
+        (
+            "pubkey with U+0161 (signed as such)",
+            format!("\u{161}{}", &pk[1..]),
+        ),
+    ] {
+        add(
+            what,
+            signed(kp, &key, 1.0, 1.0, tags(&[]), "x".into()).into(),
+            0,
+        );
+    }
+    let id = hexstr(&base, "id");
+    add(
+        "id with a non-ASCII digit",
+        with(&base, "id", format!("{}é", &id[..63])).into(),
+        0,
+    );
+    add(
+        "sig with U+0161",
+        with(&base, "sig", format!("\u{161}{}", &sig[1..])).into(),
+        0,
+    );
+    add(
+        "sig with an emoji (two UTF-16 units)",
+        with(&base, "sig", format!("{}🌍", &sig[..126])).into(),
+        0,
+    );
+    let mut units: Vec<u16> = sig.encode_utf16().collect();
+    units[127] = 0xdc00;
+    add(
+        "sig with a lone surrogate",
+        with(&base, "sig", JsString::from_char_code(&units)).into(),
+        0,
+    );
     add("sig as number", with(&base, "sig", 7).into(), 0);
     add("id as number", with(&base, "id", 7).into(), 0);
     let missing = Object::assign(&Object::new(), &base);
@@ -418,7 +463,10 @@ fn bench_baseline_libsecp_each_equals_verify_signatures() {
         }
     }
     assert!(invalid >= 8, "only {invalid} invalid signatures made");
-    assert!(bench_libsecp_verify_each(&[], &[], &[]).ok().unwrap().is_empty());
+    assert!(bench_libsecp_verify_each(&[], &[], &[])
+        .ok()
+        .unwrap()
+        .is_empty());
     let err: JsValue = bench_libsecp_verify_each(&[0; 32], &[0; 31], &[0; 64])
         .err()
         .unwrap()
