@@ -140,6 +140,8 @@ async function inChromium() {
       },
     });
     session = caps.sessionId;
+    // The page yields between samples, but a slow peer's sample can take seconds.
+    await wd(base, "POST", `/session/${session}/timeouts`, { script: 600_000, pageLoad: 600_000 });
     console.log(`# Chromium ${caps.capabilities.browserVersion} (headless), wasm/pkg-web`);
     const q = encodeURIComponent(JSON.stringify(rest));
     await wd(base, "POST", `/session/${session}/url`, { url: `http://127.0.0.1:${server.address().port}/bench/index.html?args=${q}` });

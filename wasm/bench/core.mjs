@@ -141,6 +141,9 @@ const free = (v) => {
   if (v && typeof v.free === "function") v.free();
 };
 
+/** Lets the event loop run (a page stays responsive to its driver between samples). */
+const pause = () => new Promise((ok) => setTimeout(ok, 0));
+
 const same = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
 
 /**
@@ -202,9 +205,10 @@ export async function runBench({ nv, clock, log, options, engine }) {
   // Verdicts: every engine equal on mutated copies of the inputs (some invalid).
   let checked = 0;
   let invalid = 0;
-  const agree = (engines, input, what) => {
+  const agree = async (engines, input, what) => {
     let first = null;
     for (const e of engines) {
+      await pause();
       const inp = e.sample ? prefix(input, o.peerSample) : input;
       const prep = e.prepare ? e.prepare(inp) : undefined;
       const got = e.run(inp, prep);
@@ -219,18 +223,20 @@ export async function runBench({ nv, clock, log, options, engine }) {
     checked += first.got.length;
   };
   // (On the bench inputs themselves, all valid, every call below is checked to accept all.)
-  for (const c of sigCases) agree(sigEngines, mutateSigs(c.input), c.label + " (mutated)");
-  for (const c of eventCases) agree(eventEngines, mutateEvents(c.input), c.label + " (mutated)");
+  for (const c of sigCases) await agree(sigEngines, mutateSigs(c.input), c.label + " (mutated)");
+  for (const c of eventCases) await agree(eventEngines, mutateEvents(c.input), c.label + " (mutated)");
   log(`verdicts: ${sigEngines.length} signature engines and ${eventEngines.length} event engines agree on ${checked} verdicts ` +
     `of mutated copies of the inputs (${invalid} invalid); every timed call is checked to accept all of the valid inputs`);
 
   // Timing: per repeat, each engine in turn (interleaved, so drift hits all alike); a sample
   // runs the call k times (k from a first, untimed call, so that a sample lasts >= minMs; at most
   // 64 times, since each of this package's calls holds a Verifier of its own).
-  const measure = (engines, cases) => {
+  const measure = async (engines, cases) => {
     const rows = [];
     for (const c of cases) {
-      const plans = engines.map((e) => {
+      const plans = [];
+      for (const e of engines) {
+        await pause();
         const input = e.sample ? prefix(c.input, o.peerSample) : c.input;
         const n = input.n ?? input.length;
         const prep = e.prepare ? e.prepare(input) : undefined;
@@ -239,10 +245,11 @@ export async function runBench({ nv, clock, log, options, engine }) {
         const ms = Math.max(clock.now() - s, 1e-3);
         free(prep);
         if (!got.every((g) => g === 1)) throw new Error(`${c.label}: ${e.title} warm-up rejected a valid input`);
-        return { e, input, n, k: Math.max(1, Math.min(64, Math.ceil(o.minMs / ms))), samples: [] };
-      });
+        plans.push({ e, input, n, k: Math.max(1, Math.min(64, Math.ceil(o.minMs / ms))), samples: [] });
+      }
       for (let r = 0; r < o.repeats; r++) {
         for (const p of plans) {
+          await pause();
           const preps = Array.from({ length: p.k }, () => (p.e.prepare ? p.e.prepare(p.input) : undefined));
           const outs = new Array(p.k);
           const s = clock.now();
@@ -265,14 +272,14 @@ export async function runBench({ nv, clock, log, options, engine }) {
   if (o.peerSample > 0) {
     log(`(--peer-sample ${o.peerSample}: @noble/curves and nostr-tools, one at a time in JavaScript, ran on the first ${o.peerSample} of each input)`);
   }
-  const sigRows = measure(sigEngines, sigCases);
+  const sigRows = await measure(sigEngines, sigCases);
   log("");
   log(`| ${engine}: signatures | libsecp256k1 each, same wasm | verifySignatures | @noble/curves | vs libsecp256k1 | vs noble |`);
   log("|---|---|---|---|---|---|");
   for (const r of sigRows) {
     log(`| ${r.label} | ${fmt(r.us.libsecp)} | ${fmt(r.us.ours)} | ${fmt(r.us.noble)} | ${ratio(r.us.libsecp, r.us.ours)} | ${ratio(r.us.noble, r.us.ours)} |`);
   }
-  const eventRows = measure(eventEngines, eventCases);
+  const eventRows = await measure(eventEngines, eventCases);
   log("");
   log(`| ${engine}: events | nostr-wasm verifyEvent | nostr-tools verifyEvent | verifyEvents | vs nostr-wasm | vs nostr-tools |`);
   log("|---|---|---|---|---|---|");
