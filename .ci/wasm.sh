@@ -3,7 +3,7 @@
 # the tests of wasm/tests-crate (the library) and nostr-verify-wasm (the JavaScript API) inside
 # wasm, in node and in headless Chromium, with the libsecp256k1 C library compiled into the
 # same modules (shared/PLATFORMS.md's recipe); then build the npm packages (wasm/build.sh)
-# and test them (wasm/test/run.sh).
+# and test them (wasm/test/run.sh); then run the benchmark briefly (wasm/bench.mjs).
 #
 # Needs root and apt (a fresh Debian machine with only rustup's toolchain is enough): Debian's
 # `rustc-web` builds std from its own source with -Zbuild-std, since rustup cannot add the
@@ -22,7 +22,7 @@ wasm_cargo /usr/bin/cargo build -Zbuild-std=std,panic_abort --target wasm32-unkn
 
 # The tests inside wasm. Each engine's output is checked: every test announced ran and
 # passed, and there are at least as many as written in the two crates' tests/ today.
-expect_tests=19
+expect_tests=21
 run_tests() {
   local engine=$1 log=$wasm_root/target/wasm-tools/test-$1.log
   shift
@@ -55,5 +55,22 @@ phase "wasm/build.sh --profile test"
 bash wasm/build.sh --profile test
 phase "wasm/test/run.sh (node, Chromium, TypeScript)"
 bash wasm/test/run.sh
+
+# The benchmark (wasm/bench.mjs), briefly, in node and in Chromium: it checks every engine's
+# verdicts on its inputs itself; here, that it ran and printed every row with every figure
+# (on the `test` profile build its timings mean little, and no threshold is checked).
+phase "wasm/bench.mjs --engine both (short)"
+(cd wasm/bench && npm ci --no-audit --no-fund --silent)
+bench_log=$wasm_root/target/wasm-tools/bench.log
+node wasm/bench.mjs --engine both --repeats 1 --min-ms 0 --peer-sample 64 | tee "$bench_log"
+num='[0-9]+(\.[0-9]+)?'
+for engine in node chromium; do
+  for table in signatures events; do
+    grep -qE "^\| $engine: $table \|" "$bench_log" || die "bench: no $engine $table table"
+  done
+done
+rows=$(grep -cE "^\| (64|1024) (sigs, (8 keys|distinct)|events, 8 authors) \| $num \| $num \| $num \| ${num}x \| ${num}x \|$" "$bench_log" || true)
+[ "$rows" = 12 ] || die "bench: $rows complete rows, 12 expected (6 in each engine)"
+[ "$(grep -c "^verdicts: .* agree on" "$bench_log")" = 2 ] || die "bench: a verdict check line is missing"
 
 phase "done"

@@ -94,24 +94,43 @@ struct Pending {
     sig: [u8; 64],
 }
 
+/// The value of each byte as a hex digit: 0-15 for `0-9` and `a-f`, 16-31 for `A-F` (the
+/// digit plus 16, so that lowercase-only fields reject them with one mask), [`NOT_HEX`] for
+/// every other byte.
+const HEX_DIGIT: [u8; 256] = {
+    let mut t = [NOT_HEX; 256];
+    let mut i = 0;
+    while i < 10 {
+        t[b'0' as usize + i] = i as u8;
+        i += 1;
+    }
+    let mut i = 0;
+    while i < 6 {
+        t[b'a' as usize + i] = 10 + i as u8;
+        t[b'A' as usize + i] = 16 + 10 + i as u8;
+        i += 1;
+    }
+    t
+};
+
+/// [`HEX_DIGIT`]'s mark of a byte that is no hex digit.
+const NOT_HEX: u8 = 0x80;
+
 /// Decodes hex digits into `out`; `upper` allows `A`-`F` too. `None` on any other byte or a
 /// wrong length.
 fn hex_into(digits: &[u8], out: &mut [u8], upper: bool) -> Option<()> {
-    fn nibble(c: u8, upper: bool) -> Option<u8> {
-        match c {
-            b'0'..=b'9' => Some(c - b'0'),
-            b'a'..=b'f' => Some(c - b'a' + 10),
-            b'A'..=b'F' if upper => Some(c - b'A' + 10),
-            _ => None,
-        }
-    }
     if digits.len() != out.len() * 2 {
         return None;
     }
+    // Any bit of `reject` in a table entry marks a byte this field does not take.
+    let reject = if upper { NOT_HEX } else { NOT_HEX | 16 };
+    let mut bad = 0u8;
     for (o, pair) in out.iter_mut().zip(digits.chunks_exact(2)) {
-        *o = nibble(pair[0], upper)? << 4 | nibble(pair[1], upper)?;
+        let (hi, lo) = (HEX_DIGIT[pair[0] as usize], HEX_DIGIT[pair[1] as usize]);
+        bad |= hi | lo;
+        *o = (hi & 15) << 4 | (lo & 15);
     }
-    Some(())
+    (bad & reject == 0).then_some(())
 }
 
 /// Parses one packed record and checks its id: `Some` when the id is the SHA-256 of the
@@ -137,8 +156,10 @@ fn parse_record(index: usize, rec: &[u8]) -> Option<Pending> {
 
 /// `verifyEvents` in plain Rust, on events packed as the JavaScript side packs them.
 ///
-/// Event `i` is the record `bytes[ends[i-1]..ends[i]]` (from 0 for the first): its id, its
-/// pubkey and its sig as hex (64, 64 and 128 ASCII digits), then the UTF-8 of
+/// Event `i` is the record `bytes[ends[i-1]..ends[i]]` (from 0 for the first): the UTF-8 of
+/// its id, its pubkey and its sig (strings of 64, 64 and 128 UTF-16 units, so 256 bytes of hex
+/// digits when well formed: the packer checks only their lengths, and a non-ASCII character
+/// puts a byte that is no digit among the first 256), then the UTF-8 of
 /// `JSON.stringify([0, pubkey, created_at, kind, tags, content])`. An empty or otherwise
 /// unusable record (the JavaScript side leaves malformed events empty) gets 0; so does a
 /// record whose id is not the SHA-256 of its serialization. The others get libsecp256k1's
@@ -204,17 +225,18 @@ export interface NostrEvent {
 
 #[wasm_bindgen(inline_js = r#"
 const encoder = new TextEncoder();
-const HEX32 = /^[0-9a-f]{64}$/;
-const SIG = /^[0-9a-fA-F]{128}$/;
 
-// nostr-tools' validateEvent, check for check.
+// nostr-tools' validateEvent, check for check, but for the pubkey's digits: only its length is
+// checked here, its digits (lowercase hex) by the Rust side, which rejects the record
+// otherwise (a non-ASCII character's first byte lands among the hex bytes too, and is no
+// digit). One regular expression an event less.
 function validEvent(event) {
   if (!(event instanceof Object)) return false;
   if (typeof event.kind !== "number") return false;
   if (typeof event.content !== "string") return false;
   if (typeof event.created_at !== "number") return false;
   if (typeof event.pubkey !== "string") return false;
-  if (!HEX32.test(event.pubkey)) return false;
+  if (event.pubkey.length !== 64) return false;
   if (!Array.isArray(event.tags)) return false;
   for (let i = 0; i < event.tags.length; i++) {
     const tag = event.tags[i];
@@ -228,13 +250,15 @@ function validEvent(event) {
 
 // The record of one event, or null when nostr-tools' verifyEvent would return false before
 // checking the signature: a malformed event (getEventHash throws), an id that cannot equal
-// the lowercase hex of a hash, a sig that hexToBytes cannot decode to 64 bytes.
+// the lowercase hex of a hash, a sig that hexToBytes cannot decode to 64 bytes. Of the id and
+// the sig only the type and the length are checked here; the Rust side checks their digits
+// (lowercase for the id, either case for the sig) as it decodes them.
 function record(event) {
   if (!validEvent(event)) return null;
   const id = event.id;
   const sig = event.sig;
-  if (typeof id !== "string" || !HEX32.test(id)) return null;
-  if (typeof sig !== "string" || !SIG.test(sig)) return null;
+  if (typeof id !== "string" || id.length !== 64) return null;
+  if (typeof sig !== "string" || sig.length !== 128) return null;
   const json = JSON.stringify([0, event.pubkey, event.created_at, event.kind, event.tags, event.content]);
   return id + event.pubkey + sig + json;
 }
@@ -291,6 +315,59 @@ fn events_with(v: &mut BatchVerifier, events: &JsValue, what: &str) -> Result<Ve
 pub fn verify_signatures(pubkeys: &[u8], msgs: &[u8], sigs: &[u8]) -> Result<Vec<u8>, JsError> {
     nostr_verify::with_thread_verifier(|v| verify_signatures_with(v, pubkeys, msgs, sigs))
         .map_err(|e| JsError::new(&e.to_string()))
+}
+
+/// Not API: the benchmark's baseline (`wasm/bench.mjs`). `n` signatures given as
+/// `verifySignatures` takes them, each key parsed and each signature verified on its own with
+/// the `secp256k1` crate (libsecp256k1's C code, compiled into this same module), one verdict
+/// byte each: what a caller of libsecp256k1 without batching gets, in the same engine.
+///
+/// # Errors
+/// Throws an `Error` when the lengths are not `n·32`, `n·32` and `n·64` for one `n`.
+#[doc(hidden)]
+#[wasm_bindgen(js_name = __benchLibsecpVerifyEach)]
+pub fn bench_libsecp_verify_each(
+    pubkeys: &[u8],
+    msgs: &[u8],
+    sigs: &[u8],
+) -> Result<Vec<u8>, JsError> {
+    libsecp_verify_each(pubkeys, msgs, sigs).map_err(|e| JsError::new(&e.to_string()))
+}
+
+/// The plain-Rust body of `__benchLibsecpVerifyEach`: libsecp256k1 one signature at a time.
+///
+/// # Errors
+/// [`LengthMismatch`] unless `pubkeys` holds `n·32` bytes, `msgs` `n·32` and `sigs` `n·64`
+/// for one `n`.
+#[doc(hidden)]
+pub fn libsecp_verify_each(
+    pubkeys: &[u8],
+    msgs: &[u8],
+    sigs: &[u8],
+) -> Result<Vec<u8>, LengthMismatch> {
+    let n = pubkeys.len() / 32;
+    if pubkeys.len() % 32 != 0 || msgs.len() != n * 32 || sigs.len() != n * 64 {
+        return Err(LengthMismatch {
+            pubkeys: pubkeys.len(),
+            msgs: msgs.len(),
+            sigs: sigs.len(),
+        });
+    }
+    let secp = secp256k1::Secp256k1::verification_only();
+    Ok(pubkeys
+        .chunks_exact(32)
+        .zip(msgs.chunks_exact(32))
+        .zip(sigs.chunks_exact(64))
+        .map(|((p, m), s)| {
+            let p: &[u8; 32] = p.try_into().expect("chunks of 32");
+            let s: [u8; 64] = s.try_into().expect("chunks of 64");
+            let good = secp256k1::XOnlyPublicKey::from_byte_array(p).is_ok_and(|pk| {
+                secp.verify_schnorr(&secp256k1::schnorr::Signature::from_byte_array(s), m, &pk)
+                    .is_ok()
+            });
+            u8::from(good)
+        })
+        .collect())
 }
 
 /// Verifies Nostr events as nostr-tools' `verifyEvent` does, one verdict byte per event
@@ -420,3 +497,47 @@ export interface VerifierStats {
   keyCacheMisses: number;
 }
 "#;
+
+#[cfg(test)]
+mod tests {
+    use super::hex_into;
+    // Inside wasm too (.ci/wasm.sh), where a plain #[test] does not run.
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    /// The digit rule written out plainly: the reference for the table.
+    fn nibble(c: u8, upper: bool) -> Option<u8> {
+        match c {
+            b'0'..=b'9' => Some(c - b'0'),
+            b'a'..=b'f' => Some(c - b'a' + 10),
+            b'A'..=b'F' if upper => Some(c - b'A' + 10),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn hex_table_decodes_every_byte_pair_as_the_digit_rule() {
+        for upper in [false, true] {
+            for a in 0..=255u8 {
+                for b in 0..=255u8 {
+                    let mut out = [0u8; 1];
+                    let got = hex_into(&[a, b], &mut out, upper).map(|()| out[0]);
+                    let want = nibble(a, upper)
+                        .zip(nibble(b, upper))
+                        .map(|(h, l)| h << 4 | l);
+                    assert_eq!(got, want, "{a:#x} {b:#x} upper {upper}");
+                }
+            }
+        }
+        // A bad digit anywhere in a longer field, and wrong lengths.
+        let mut out = [0u8; 32];
+        let mut digits = [b'a'; 64];
+        assert_eq!(hex_into(&digits, &mut out, false), Some(()));
+        assert_eq!(out, [0xaa; 32]);
+        digits[63] = b'A';
+        assert_eq!(hex_into(&digits, &mut out, false), None);
+        assert_eq!(hex_into(&digits, &mut out, true), Some(()));
+        assert_eq!(hex_into(&digits[..63], &mut out, true), None);
+        assert_eq!(hex_into(&digits, &mut out[..31], true), None);
+    }
+}

@@ -11,7 +11,9 @@
 mod sigs;
 
 use js_sys::{Array, Function, JsString, Object, Reflect, JSON};
-use nostr_verify_wasm::{verify_event, verify_events, verify_signatures, JsVerifier};
+use nostr_verify_wasm::{
+    bench_libsecp_verify_each, verify_event, verify_events, verify_signatures, JsVerifier,
+};
 use rand::RngCore;
 use secp256k1::{schnorr, Keypair, Secp256k1, XOnlyPublicKey};
 use sha2::{Digest, Sha256};
@@ -241,6 +243,51 @@ fn cases() -> Vec<(String, JsValue, u8)> {
         with(&base, "sig", format!("z{}", &sig[1..])).into(),
         0,
     );
+    // Of the hex fields the packer checks only the lengths (in UTF-16 units); the digits are
+    // the Rust side's, non-ASCII ones included (U+0161's low byte is `a`, a digit).
+    for (what, key) in [
+        (
+            "pubkey with a non-hex digit (signed as such)",
+            format!("g{}", &pk[1..]),
+        ),
+        (
+            "pubkey with a non-ASCII digit (signed as such)",
+            format!("{}é", &pk[..63]),
+        ),
+        (
+            "pubkey with U+0161 (signed as such)",
+            format!("\u{161}{}", &pk[1..]),
+        ),
+    ] {
+        add(
+            what,
+            signed(kp, &key, 1.0, 1.0, tags(&[]), "x".into()).into(),
+            0,
+        );
+    }
+    let id = hexstr(&base, "id");
+    add(
+        "id with a non-ASCII digit",
+        with(&base, "id", format!("{}é", &id[..63])).into(),
+        0,
+    );
+    add(
+        "sig with U+0161",
+        with(&base, "sig", format!("\u{161}{}", &sig[1..])).into(),
+        0,
+    );
+    add(
+        "sig with an emoji (two UTF-16 units)",
+        with(&base, "sig", format!("{}🌍", &sig[..126])).into(),
+        0,
+    );
+    let mut units: Vec<u16> = sig.encode_utf16().collect();
+    units[127] = 0xdc00;
+    add(
+        "sig with a lone surrogate",
+        with(&base, "sig", JsString::from_char_code(&units)).into(),
+        0,
+    );
     add("sig as number", with(&base, "sig", 7).into(), 0);
     add("id as number", with(&base, "id", 7).into(), 0);
     let missing = Object::assign(&Object::new(), &base);
@@ -381,4 +428,49 @@ fn verifier_keeps_its_key_cache_across_calls() {
         "no cache hit on the second call"
     );
     assert!(stat(&v, "batchesHeld") >= 2.0);
+}
+
+#[wasm_bindgen_test]
+fn bench_baseline_libsecp_each_equals_verify_signatures() {
+    let mut r = sigs::rng(24);
+    let mut invalid = 0;
+    for n in [1usize, 7, 64, 130] {
+        for keys in [Keys::Eight, Keys::Distinct] {
+            let mut b = sigs::batch(&mut r, n, keys);
+            let (p, m, s) = flat(&b);
+            let each = bench_libsecp_verify_each(&p, &m, &s).ok().unwrap();
+            assert_eq!(each, vec![1; n], "valid n={n} {keys:?}");
+            assert_eq!(verify_signatures(&p, &m, &s).ok().unwrap(), each);
+            // Every corruption at least once over the run, several per batch.
+            for k in 0..(n / 8 + 2) {
+                let i = (r.next_u32() as usize) % n;
+                let c = ALL_CORRUPTIONS[(k + n) % ALL_CORRUPTIONS.len()];
+                sigs::corrupt(&mut r, &mut b, i, c);
+            }
+            let (p, m, s) = flat(&b);
+            let each = bench_libsecp_verify_each(&p, &m, &s).ok().unwrap();
+            let want: Vec<u8> = b
+                .iter()
+                .map(|o| u8::from(libsecp(&o.pk, &o.msg, &o.sig)))
+                .collect();
+            assert_eq!(each, want, "mutated n={n} {keys:?}: against libsecp256k1");
+            assert_eq!(
+                verify_signatures(&p, &m, &s).ok().unwrap(),
+                each,
+                "mutated n={n} {keys:?}: against verifySignatures"
+            );
+            invalid += each.iter().filter(|&&g| g == 0).count();
+        }
+    }
+    assert!(invalid >= 8, "only {invalid} invalid signatures made");
+    assert!(bench_libsecp_verify_each(&[], &[], &[])
+        .ok()
+        .unwrap()
+        .is_empty());
+    let err: JsValue = bench_libsecp_verify_each(&[0; 32], &[0; 31], &[0; 64])
+        .err()
+        .unwrap()
+        .into();
+    let msg = get(&err, "message").as_string().unwrap();
+    assert!(msg.contains("got 32, 31 and 64 bytes"), "{msg}");
 }

@@ -1,0 +1,100 @@
+// Where verifyEvents' time goes in node, on 1024 events from 8 authors (the benchmark's
+// inputs): V8's sampling CPU profiler (node:inspector) over repeated calls, each on a new
+// Verifier, then the self time of every function (JavaScript and wasm, by the module's name
+// section) and the self time summed by what it does: packing the events in JavaScript, id
+// hashing (SHA-256), the batch's field, scalar and group arithmetic, libsecp256k1, glue.
+//
+//   bash wasm/build.sh && (cd wasm/bench && npm ci) && node wasm/bench/profile.mjs [--seconds S] [--top N]
+import { Session } from "node:inspector/promises";
+import { createRequire } from "node:module";
+import { performance } from "node:perf_hooks";
+import { initNostrWasm } from "nostr-wasm";
+import { makeEvents } from "./core.mjs";
+
+const args = process.argv.slice(2);
+const arg = (name, d) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? Number(args[i + 1]) : d;
+};
+const seconds = arg("--seconds", 6);
+const top = arg("--top", 30);
+
+const require = createRequire(import.meta.url);
+const nv = require("../pkg-node/nostr_verify_wasm.js");
+const nw = await initNostrWasm();
+const events = makeEvents(nw, 1024, 8, 7);
+
+// Warm-up, and the verdicts.
+for (let i = 0; i < 3; i++) {
+  const v = new nv.Verifier();
+  if (!v.verifyEvents(events).every((x) => x === 1)) throw new Error("a valid event rejected");
+  v.free();
+}
+
+const session = new Session();
+session.connect();
+await session.post("Profiler.enable");
+await session.post("Profiler.setSamplingInterval", { interval: 100 });
+await session.post("Profiler.start");
+let calls = 0;
+const t0 = performance.now();
+while (performance.now() - t0 < seconds * 1000) {
+  const v = new nv.Verifier();
+  v.verifyEvents(events);
+  v.free();
+  calls++;
+}
+const wall = performance.now() - t0;
+const { profile } = await session.post("Profiler.stop");
+session.disconnect();
+
+// Self time per function, from the samples (timeDeltas in microseconds).
+const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+const self = new Map();
+for (let i = 0; i < profile.samples.length; i++) {
+  const n = byId.get(profile.samples[i]);
+  const name = n.callFrame.functionName || `(anonymous ${n.callFrame.url.split("/").pop()}:${n.callFrame.lineNumber})`;
+  self.set(name, (self.get(name) ?? 0) + (profile.timeDeltas[i] ?? 0));
+}
+const total = [...self.values()].reduce((a, b) => a + b, 0);
+const perEvent = (us) => (us / calls / events.length).toFixed(2);
+console.log(`verifyEvents on 1024 events from 8 authors: ${calls} calls in ${(wall / 1000).toFixed(1)} s, ` +
+  `${((wall * 1000) / calls / events.length).toFixed(1)} us an event (wall clock, profiler on)`);
+console.log(`\nself time, top ${top} (us an event, share):`);
+const sorted = [...self.entries()].sort((a, b) => b[1] - a[1]);
+for (const [name, us] of sorted.slice(0, top)) {
+  console.log(`  ${perEvent(us).padStart(7)}  ${((100 * us) / total).toFixed(1).padStart(5)}%  ${name}`);
+}
+
+// Grouped by what the code does (first match wins; the names are Rust's, demangled by V8,
+// and the JavaScript packer's).
+const groups = [
+  ["JS: pack events (validate, JSON.stringify, encodeInto)", /^(pack_events|record|validEvent|encodeInto)$/],
+  ["id hashing (SHA-256 of the serialization)", /sha2.*compress256|Sha256/],
+  ["field: u128 products (__multi3, wasm32 has no 64x64->128 multiply)", /^__multi3$/],
+  ["square roots (key and R lifts: lift_x_many)", /lift_x/],
+  ["point additions (batch-affine pairs)", /add_word_pairs|add_affine_pairs|add_pairs/],
+  ["libsecp256k1 (C: single checks, its SHA-256)", /^rustsecp256k1/],
+  ["other field, scalar and group code", /arithmetic::|msm::|scalar|Scalar|Jacobian|WordPoint|invert/],
+  ["batch: staging, weights, equation, narrowing", /batch::/],
+  ["hex decoding, records, wasm-bindgen glue", /nostr_verify_wasm|wasm_bindgen|__wbg|getUint8ArrayMemory|passArray|getArray|^decode$/],
+  ["memory (malloc, memcpy, memset)", /alloc|malloc|dlmalloc|unlink_chunk|memcpy|memset|memmove/],
+  ["(garbage collector)", /^\(garbage collector\)$/],
+  ["(program, idle)", /^\((program|idle|root)\)$/],
+];
+const grouped = new Map(groups.map(([g]) => [g, 0]));
+grouped.set("other", 0);
+const other = [];
+for (const [name, us] of sorted) {
+  const g = groups.find(([, re]) => re.test(name));
+  if (g) grouped.set(g[0], grouped.get(g[0]) + us);
+  else {
+    grouped.set("other", grouped.get("other") + us);
+    other.push([name, us]);
+  }
+}
+console.log("\nself time by what it does (us an event, share):");
+for (const [g, us] of grouped) {
+  if (us > 0) console.log(`  ${perEvent(us).padStart(7)}  ${((100 * us) / total).toFixed(1).padStart(5)}%  ${g}`);
+}
+if (other.length) console.log(`  (other: ${other.slice(0, 8).map(([n]) => n).join(", ")}${other.length > 8 ? ", ..." : ""})`);
