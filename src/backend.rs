@@ -48,8 +48,8 @@ pub use self::pool::{with_pool, PoolJob, PoolPoint};
 pub use self::tuning::{msm_tuning, MsmTuning, MAX_WINDOW};
 
 use crate::arithmetic::field::FieldElement;
-use crate::arithmetic::words::WordPoint;
 use crate::arithmetic::group::AffinePoint;
+use crate::arithmetic::words::WordPoint;
 use std::sync::atomic::{AtomicU8, Ordering};
 #[cfg(nostr_verify_ifma)]
 use std::sync::OnceLock;
@@ -410,7 +410,6 @@ enum Arm {
     Bmi2(bmi2::Detected),
     Baseline,
 }
-
 
 /// Whether [`Backend::Portable`] runs its BMI2/ADX build on this machine (an x86-64 CPU with
 /// both features); otherwise it is the same code as [`Backend::PortableBaseline`]. Tests and

@@ -3,9 +3,9 @@
 //! Nothing above this module asks which arm runs.
 
 use super::{selected, Backend, PairScratch};
-use crate::arithmetic::words::WordPoint;
 use crate::arithmetic::field::FieldElement;
 use crate::arithmetic::group::AffinePoint;
+use crate::arithmetic::words::WordPoint;
 
 /// Work generic over the pool's point type, run by [`Backend::with_pool`] with the type the
 /// backend chose.

@@ -8,8 +8,8 @@
 //! baseline build ([`crate::backend::Backend::PortableBaseline`]).
 
 use crate::arithmetic::field::FieldElement;
-use crate::arithmetic::words::FieldElement4x64 as F;
 use crate::arithmetic::group::AffinePoint;
+use crate::arithmetic::words::FieldElement4x64 as F;
 use crate::arithmetic::words::WordPoint;
 
 /// See [`crate::backend::lift_x_many_vartime`]; lengths already checked. Baseline build.

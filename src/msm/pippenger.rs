@@ -89,7 +89,10 @@ impl Pools {
             .typed::<crate::arithmetic::group::AffinePoint>()
             .pool
             .len();
-        let w = self.typed::<crate::arithmetic::words::WordPoint>().pool.len();
+        let w = self
+            .typed::<crate::arithmetic::words::WordPoint>()
+            .pool
+            .len();
         a.max(w)
     }
 
