@@ -19,9 +19,11 @@
 //! lengths up to 10,000 bytes and on the NIST vectors.
 //!
 //! Messages are hashed from a midstate (the state after some whole 64-byte blocks, such as
-//! BIP-340's tag prefix). Lanes need messages of the same block count: [`hash_many_from`]
-//! groups them by block count (a batch's challenges all have two) and fills the lanes of a
-//! last, partial group with copies of one of its messages, whose results are dropped.
+//! BIP-340's tag prefix), and may have any lengths: on the lane paths a lane whose message
+//! is done takes the next one (the refill schedule: messages longest first, one block per
+//! lane per kernel call; the last two messages finish on the scalar code), so messages of
+//! different lengths share a call without idle lanes until its very end. [`compute_ids`]
+//! is the entry for plain SHA-256 of many messages, the NIP-01 event ids of a batch.
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
@@ -544,7 +546,8 @@ fn in_lanes(
     }
 }
 
-/// The messages in groups of equal block count, `sha.lanes()` per kernel call.
+/// The messages in groups of equal block count, `sha.lanes()` per group, the lanes of a
+/// partial group repeating its first message (results dropped) ([`Schedule::Grouped`]).
 #[cfg(all(nostr_verify_ifma, any(test, feature = "internals")))]
 fn grouped(
     sha: Sha,
@@ -553,53 +556,51 @@ fn grouped(
     msgs: &[&[u8]],
     out: &mut [[u8; 32]],
 ) {
-    // Message indices by padded block count (stable: equal lengths keep their order).
-    let mut order: Vec<(usize, u32)> = msgs
+    if sha == Sha::Lanes16 {
+        grouped_in::<16>(sha_lanes::step16, midstate, prefix_blocks, msgs, out);
+    } else {
+        grouped_in::<8>(sha_lanes::step8, midstate, prefix_blocks, msgs, out);
+    }
+}
+
+#[cfg(all(nostr_verify_ifma, any(test, feature = "internals")))]
+fn grouped_in<const L: usize>(
+    step: fn(&mut [[u32; L]; 8], &[&[u8; 64]; L]),
+    midstate: &[u32; 8],
+    prefix_blocks: u64,
+    msgs: &[&[u8]],
+    out: &mut [[u8; 32]],
+) {
+    // Message indices by padded block count.
+    let mut order: Vec<(usize, usize)> = msgs
         .iter()
         .enumerate()
-        .map(|(i, m)| (padded_blocks(m.len()), i as u32))
+        .map(|(i, m)| (padded_blocks(m.len()), i))
         .collect();
     order.sort_unstable();
-    let lanes = sha.lanes();
     let mut blocks: Vec<[u8; 64]> = Vec::new();
-    let mut states: Vec<[u32; 8]> = Vec::new();
-    let mut start = 0;
-    while start < order.len() {
-        let nb = order[start].0;
-        let mut end = start;
-        while end < order.len() && order[end].0 == nb {
-            end += 1;
-        }
-        for group in order[start..end].chunks(lanes) {
-            // The lanes of a partial group repeat its first message (results dropped); a group
-            // of at most 8 runs in AVX2's 8 lanes when the kernel is 16 wide.
-            let width = if group.len() <= 8 && sha == Sha::Lanes16 && Sha::Lanes8.is_available() {
-                8
-            } else {
-                lanes
-            };
+    for class in order.chunk_by(|x, y| x.0 == y.0) {
+        let nb = class[0].0;
+        for group in class.chunks(L) {
             blocks.clear();
-            blocks.resize(width * nb, [0u8; 64]);
-            for lane in 0..width {
-                let i = group[lane.min(group.len() - 1)].1 as usize;
+            blocks.resize(L * nb, [0u8; 64]);
+            for lane in 0..L {
+                let i = group[lane.min(group.len() - 1)].1;
                 pad_into(
                     msgs[i],
                     prefix_blocks,
                     &mut blocks[lane * nb..(lane + 1) * nb],
                 );
             }
-            states.clear();
-            states.resize(width, *midstate);
-            if width == 16 {
-                sha_lanes::compress16(&mut states, &blocks, nb);
-            } else {
-                sha_lanes::compress8(&mut states, &blocks, nb);
+            let mut st: [[u32; L]; 8] = core::array::from_fn(|i| [midstate[i]; L]);
+            for k in 0..nb {
+                let refs: [&[u8; 64]; L] = core::array::from_fn(|lane| &blocks[lane * nb + k]);
+                step(&mut st, &refs);
             }
             for (lane, &(_, i)) in group.iter().enumerate() {
-                out[i as usize] = digest_bytes(&states[lane]);
+                out[i] = digest_bytes(&core::array::from_fn(|w| st[w][lane]));
             }
         }
-        start = end;
     }
 }
 
