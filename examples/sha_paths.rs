@@ -178,7 +178,7 @@ fn main() {
         .filter(|l| !l.trim().is_empty())
         .map(|l| Event::from_json(l).expect("corpus event parses"))
         .collect();
-    let preimages: Vec<Vec<u8>> = events.iter().map(|e| id_preimage(e)).collect();
+    let preimages: Vec<Vec<u8>> = events.iter().map(id_preimage).collect();
     let bytes: usize = preimages.iter().map(Vec::len).sum();
     let blocks: usize = preimages.iter().map(|p| sha::padded_blocks(p.len())).sum();
     let n = events.len() as f64;

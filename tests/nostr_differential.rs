@@ -156,10 +156,7 @@ where
     #[cfg(feature = "internals")]
     {
         use nostr_verify::backend::sha::{hash_many_from_on, Sha, IV};
-        let preimages: Vec<Vec<u8>> = events
-            .iter()
-            .map(|e| nostr_verify::id_preimage(e))
-            .collect();
+        let preimages: Vec<Vec<u8>> = events.iter().map(nostr_verify::id_preimage).collect();
         let msgs: Vec<&[u8]> = preimages.iter().map(|p| &p[..]).collect();
         let want: Vec<[u8; 32]> = events.iter().map(V::reference_id).collect();
         for sha in Sha::available() {

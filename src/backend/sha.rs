@@ -56,6 +56,7 @@ pub(crate) const K: [u32; 64] = [
 ];
 
 /// The SHA-256 initial state (FIPS 180-4, section 5.3.3): the midstate of an empty prefix.
+#[cfg(any(feature = "nostr", feature = "nostr-0-44", test, feature = "internals"))]
 pub const IV: [u32; 8] = [
     0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
 ];
@@ -113,6 +114,7 @@ impl Sha {
     }
 
     /// Messages hashed together by one call of this path's kernel.
+    #[cfg(any(test, feature = "internals"))]
     pub fn lanes(self) -> usize {
         match self {
             Sha::Ni | Sha::Soft => 1,
@@ -205,7 +207,7 @@ pub fn compress_soft(state: &mut [u32; 8], block: &[u8; 64]) {
     macro_rules! round {
         ($a:ident, $b:ident, $c:ident, $d:ident, $e:ident, $f:ident, $g:ident, $h:ident, $t:expr) => {{
             let wt = if $t < 16 {
-                w[$t]
+                w[$t & 15]
             } else {
                 let w15 = w[($t + 1) & 15];
                 let w2 = w[($t + 14) & 15];
@@ -339,6 +341,7 @@ pub fn hash_many_from_on(
 /// [`hash_many_from`]) rather than each hashed as it is produced: false for [`Sha::Ni`]
 /// (the `sha2` crate streams a message through its hardware path with no gain from
 /// company), true for the lanes and for the forced portable path.
+#[cfg(any(feature = "nostr", feature = "nostr-0-44", test, feature = "internals"))]
 pub fn hashes_in_batches() -> bool {
     sha_selected() != Sha::Ni
 }
@@ -350,6 +353,7 @@ pub fn hashes_in_batches() -> bool {
 ///
 /// # Panics
 /// If `msgs` and `out` differ in length.
+#[cfg(any(feature = "nostr", feature = "nostr-0-44", test, feature = "internals"))]
 pub fn compute_ids(msgs: &[&[u8]], out: &mut [[u8; 32]]) {
     hash_many_from(&IV, 0, msgs, out);
 }
