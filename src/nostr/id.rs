@@ -322,14 +322,15 @@ pub fn compute_ids<E: EventView>(events: &[E], out: &mut Vec<[u8; 32]>) {
     for group in events.chunks(IDS_PER_CALL) {
         bytes.clear();
         ends.clear();
-        // One writer for the group (`event` flushes at its end, so `sink` then holds
-        // every byte so far).
-        let mut w = Writer::new(&mut bytes);
-        for e in group {
-            w.event(e);
-            ends.push(w.sink.len());
+        {
+            // One writer for the group (`event` flushes at its end, so `sink` then holds
+            // every byte so far).
+            let mut w = Writer::new(&mut bytes);
+            for e in group {
+                w.event(e);
+                ends.push(w.sink.len());
+            }
         }
-        drop(w);
         let msgs: Vec<&[u8]> = ends
             .iter()
             .scan(0, |start, &end| {
