@@ -43,8 +43,8 @@ mod thread_local;
 pub use crate::nostr::ingest;
 #[cfg(any(feature = "nostr", feature = "nostr-0-44"))]
 pub use crate::nostr::{
-    compute_id, id_preimage, verify_iter, EventView, PartitionVerifiedExt, Partitioned, Verdict,
-    VerifyBatchExt, VerifyEventExt,
+    compute_id, compute_ids, id_preimage, verify_iter, EventView, PartitionVerifiedExt,
+    Partitioned, Verdict, VerifyBatchExt, VerifyEventExt,
 };
 pub use batch::{Stats, Verifier, MIN_BATCH};
 pub use bip340::{check_one, verify_one, SigRef};

@@ -26,8 +26,9 @@
 //! `r >= p` or `s >= n`. Verdicts come in the iteration order of the collection.
 //!
 //! # How
-//! Ids are recomputed by our own NIP-01 serializer streaming into SHA-256 ([`compute_id`]),
-//! then every signature of an event whose id is right goes through one call of this thread's
+//! Ids are recomputed by our own NIP-01 serializer streaming into SHA-256 ([`compute_id`];
+//! on CPUs without SHA instructions a chunk's events are hashed together in vector lanes,
+//! [`compute_ids`]), then every signature of an event whose id is right goes through one call of this thread's
 //! [`Verifier::verify_batch`](crate::Verifier::verify_batch)
 //! (see [`with_thread_verifier`](crate::with_thread_verifier)), so the key cache stays warm
 //! across calls. Inputs longer than 4096 events are verified in chunks of 4096.
@@ -53,7 +54,7 @@ mod id;
 pub mod ingest;
 mod view;
 
-pub use id::{compute_id, id_preimage};
+pub use id::{compute_id, compute_ids, id_preimage};
 pub use view::EventView;
 
 /// The outcome of verifying one event, with `Event::verify`'s semantics (id first).

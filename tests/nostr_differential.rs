@@ -150,6 +150,22 @@ where
         );
     }
 
+    // All the ids in one call on every SHA-256 path this machine runs (the lanes with the
+    // corpus's mixed lengths); `verify_batch` below runs on the selected path, which CI
+    // forces to each in turn (`NOSTR_VERIFY_SHA`).
+    #[cfg(feature = "internals")]
+    {
+        use nostr_verify::backend::sha::{hash_many_from_on, Sha, IV};
+        let preimages: Vec<Vec<u8>> = events.iter().map(nostr_verify::id_preimage).collect();
+        let msgs: Vec<&[u8]> = preimages.iter().map(|p| &p[..]).collect();
+        let want: Vec<[u8; 32]> = events.iter().map(V::reference_id).collect();
+        for sha in Sha::available() {
+            let mut got = vec![[0u8; 32]; msgs.len()];
+            hash_many_from_on(sha, &IV, 0, &msgs, &mut got);
+            assert_eq!(got, want, "{}: ids on {sha:?}", V::NAME);
+        }
+    }
+
     let verdicts = events.verify_batch();
     let bad: Vec<usize> = (0..verdicts.len())
         .filter(|&i| verdicts[i] != Verdict::Valid)

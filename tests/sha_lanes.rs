@@ -2,9 +2,13 @@
 //! portable code), each called directly, so each one this machine can run is tested whatever
 //! `NOSTR_VERIFY_SHA` says: against `sha2` on random lengths 0-10,000 bytes (mixed lengths in
 //! one call, so lanes group them by block count and fill partial groups), from the plain
-//! initial state and from midstates, and on the NIST (FIPS 180-2) vectors.
+//! initial state and from midstates, and on the NIST (FIPS 180-2) vectors. The lane paths
+//! run with both lane schedules (a lane refilled as its message ends, the default; groups of
+//! equal block count), in batches of 1, of each lane count ±1 and of equal lengths.
 
-use nostr_verify::backend::sha::{self, hash_many_from_on, Sha, IV};
+use nostr_verify::backend::sha::{
+    self, hash_many_from_on, hash_many_scheduled_on, Schedule, Sha, IV,
+};
 use rand::rngs::StdRng;
 use rand::{Rng, RngCore, SeedableRng};
 use sha2::{Digest, Sha256};
@@ -50,7 +54,10 @@ fn nist_vectors_on_every_path() {
         for (o, (m, want)) in out.iter().zip(&vectors) {
             assert_eq!(hex(o), *want, "{s:?}, {} bytes", m.len());
         }
-        // Each vector alone too (a lane group of one, the others filled with copies).
+        let mut grouped = vec![[0u8; 32]; msgs.len()];
+        hash_many_scheduled_on(s, Schedule::Grouped, &IV, 0, &msgs, &mut grouped);
+        assert_eq!(grouped, out, "{s:?} grouped");
+        // Each vector alone too (one lane busy, the others idle or filled with copies).
         for (m, want) in &vectors {
             let mut one = [[0u8; 32]];
             hash_many_from_on(s, &IV, 0, &[m], &mut one);
@@ -155,5 +162,79 @@ fn selection_follows_the_environment() {
     #[cfg(target_arch = "x86_64")]
     if Sha::Lanes16.is_available() {
         assert!(std::is_x86_feature_detected!("avx512f"));
+    }
+}
+
+/// `count` random messages: lengths uniform in 0..=10,000, a quarter of them short (0..130),
+/// or all of one random length when `equal`.
+fn random_batch(rng: &mut StdRng, count: usize, equal: bool) -> Vec<Vec<u8>> {
+    let one = rng.gen_range(0..=10_000);
+    (0..count)
+        .map(|_| {
+            let len = if equal {
+                one
+            } else {
+                match rng.gen_range(0..4) {
+                    0 => rng.gen_range(0..130),
+                    _ => rng.gen_range(0..=10_000),
+                }
+            };
+            let mut v = vec![0u8; len];
+            rng.fill_bytes(&mut v);
+            v
+        })
+        .collect()
+}
+
+#[test]
+fn mixed_batches_of_every_shape_on_every_path_and_schedule() {
+    let mut rng = StdRng::seed_from_u64(0x1d5);
+    let counts = [1usize, 2, 7, 8, 9, 15, 16, 17, 31, 33, 100];
+    for &count in &counts {
+        for equal in [false, true] {
+            let data = random_batch(&mut rng, count, equal);
+            let msgs: Vec<&[u8]> = data.iter().map(|v| &v[..]).collect();
+            let want: Vec<[u8; 32]> = msgs.iter().map(|m| Sha256::digest(m).into()).collect();
+            for s in paths() {
+                for schedule in [Schedule::Refill, Schedule::Grouped] {
+                    let mut got = vec![[0u8; 32]; count];
+                    hash_many_scheduled_on(s, schedule, &IV, 0, &msgs, &mut got);
+                    assert_eq!(
+                        got, want,
+                        "{s:?} {schedule:?}, {count} messages, equal {equal}"
+                    );
+                }
+            }
+            // The entry the events batch path calls, on the selected path.
+            let mut got = vec![[0u8; 32]; count];
+            sha::compute_ids(&msgs, &mut got);
+            assert_eq!(got, want, "compute_ids, {count} messages, equal {equal}");
+        }
+    }
+}
+
+#[test]
+fn every_length_across_the_block_boundaries_in_one_call() {
+    // Lengths 0..=300 (every padding case, one to six blocks) shuffled into one call, so
+    // that lanes are refilled at every block count next to every other.
+    let mut rng = StdRng::seed_from_u64(0x300);
+    let data: Vec<Vec<u8>> = (0..=300usize)
+        .map(|len| {
+            let mut v = vec![0u8; len];
+            rng.fill_bytes(&mut v);
+            v
+        })
+        .collect();
+    let mut msgs: Vec<&[u8]> = data.iter().map(|v| &v[..]).collect();
+    for i in (1..msgs.len()).rev() {
+        msgs.swap(i, rng.gen_range(0..=i));
+    }
+    let want: Vec<[u8; 32]> = msgs.iter().map(|m| Sha256::digest(m).into()).collect();
+    for s in paths() {
+        for schedule in [Schedule::Refill, Schedule::Grouped] {
+            let mut got = vec![[0u8; 32]; msgs.len()];
+            hash_many_scheduled_on(s, schedule, &IV, 0, &msgs, &mut got);
+            assert_eq!(got, want, "{s:?} {schedule:?}");
+        }
     }
 }

@@ -19,9 +19,11 @@
 //! lengths up to 10,000 bytes and on the NIST vectors.
 //!
 //! Messages are hashed from a midstate (the state after some whole 64-byte blocks, such as
-//! BIP-340's tag prefix). Lanes need messages of the same block count: [`hash_many_from`]
-//! groups them by block count (a batch's challenges all have two) and fills the lanes of a
-//! last, partial group with copies of one of its messages, whose results are dropped.
+//! BIP-340's tag prefix), and may have any lengths: on the lane paths a lane whose message
+//! is done takes the next one (the refill schedule: messages longest first, one block per
+//! lane per kernel call; the last two messages finish on the scalar code), so messages of
+//! different lengths share a call without idle lanes until its very end. [`compute_ids`]
+//! is the entry for plain SHA-256 of many messages, the NIP-01 event ids of a batch.
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
@@ -54,7 +56,7 @@ pub(crate) const K: [u32; 64] = [
 ];
 
 /// The SHA-256 initial state (FIPS 180-4, section 5.3.3): the midstate of an empty prefix.
-#[cfg(any(test, feature = "internals"))]
+#[cfg(any(feature = "nostr", feature = "nostr-0-44", test, feature = "internals"))]
 pub const IV: [u32; 8] = [
     0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
 ];
@@ -112,7 +114,7 @@ impl Sha {
     }
 
     /// Messages hashed together by one call of this path's kernel.
-    #[cfg(nostr_verify_ifma)]
+    #[cfg(all(nostr_verify_ifma, any(test, feature = "internals")))]
     pub fn lanes(self) -> usize {
         match self {
             Sha::Ni | Sha::Soft => 1,
@@ -189,40 +191,72 @@ pub fn set_sha_selected(sha: Sha) -> Sha {
 
 /// One SHA-256 compression of `block` into `state`, portable scalar code (FIPS 180-4,
 /// section 6.2.2).
+///
+/// Written for the registers: the 64 rounds unrolled by a macro that renames the eight
+/// working variables instead of moving them, the message schedule in a ring of 16 words
+/// computed a round ahead of use, `Ch` as `g ^ (e & (f ^ g))` and `Maj` as
+/// `b ^ ((a ^ b) & (b ^ c))` with `a ^ b` carried to the next round as its `b ^ c`.
 pub fn compress_soft(state: &mut [u32; 8], block: &[u8; 64]) {
-    let mut w = [0u32; 64];
+    let mut w = [0u32; 16];
     for (wi, c) in w.iter_mut().zip(block.chunks_exact(4)) {
         *wi = u32::from_be_bytes([c[0], c[1], c[2], c[3]]);
     }
-    for t in 16..64 {
-        let s0 = w[t - 15].rotate_right(7) ^ w[t - 15].rotate_right(18) ^ (w[t - 15] >> 3);
-        let s1 = w[t - 2].rotate_right(17) ^ w[t - 2].rotate_right(19) ^ (w[t - 2] >> 10);
-        w[t] = w[t - 16]
-            .wrapping_add(s0)
-            .wrapping_add(w[t - 7])
-            .wrapping_add(s1);
-    }
     let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut h] = *state;
-    for t in 0..64 {
-        let s1 = e.rotate_right(6) ^ e.rotate_right(11) ^ e.rotate_right(25);
-        let ch = (e & f) ^ (!e & g);
-        let t1 = h
-            .wrapping_add(s1)
-            .wrapping_add(ch)
-            .wrapping_add(K[t])
-            .wrapping_add(w[t]);
-        let s0 = a.rotate_right(2) ^ a.rotate_right(13) ^ a.rotate_right(22);
-        let maj = (a & b) ^ (a & c) ^ (b & c);
-        let t2 = s0.wrapping_add(maj);
-        h = g;
-        g = f;
-        f = e;
-        e = d.wrapping_add(t1);
-        d = c;
-        c = b;
-        b = a;
-        a = t1.wrapping_add(t2);
+    // `bc` is b ^ c of the round about to run.
+    let mut bc = b ^ c;
+    macro_rules! round {
+        ($a:ident, $b:ident, $c:ident, $d:ident, $e:ident, $f:ident, $g:ident, $h:ident, $t:expr) => {{
+            let wt = if $t < 16 {
+                w[$t & 15]
+            } else {
+                let w15 = w[($t + 1) & 15];
+                let w2 = w[($t + 14) & 15];
+                let s0 = w15.rotate_right(7) ^ w15.rotate_right(18) ^ (w15 >> 3);
+                let s1 = w2.rotate_right(17) ^ w2.rotate_right(19) ^ (w2 >> 10);
+                let v = w[$t & 15]
+                    .wrapping_add(s0)
+                    .wrapping_add(w[($t + 9) & 15])
+                    .wrapping_add(s1);
+                w[$t & 15] = v;
+                v
+            };
+            let s1 = $e.rotate_right(6) ^ $e.rotate_right(11) ^ $e.rotate_right(25);
+            let ch = $g ^ ($e & ($f ^ $g));
+            let t1 = $h
+                .wrapping_add(s1)
+                .wrapping_add(ch)
+                .wrapping_add(K[$t].wrapping_add(wt));
+            let s0 = $a.rotate_right(2) ^ $a.rotate_right(13) ^ $a.rotate_right(22);
+            let ab = $a ^ $b;
+            let maj = $b ^ (ab & bc);
+            bc = ab;
+            $d = $d.wrapping_add(t1);
+            $h = t1.wrapping_add(s0).wrapping_add(maj);
+        }};
     }
+    macro_rules! eight {
+        ($t:expr) => {
+            round!(a, b, c, d, e, f, g, h, $t);
+            round!(h, a, b, c, d, e, f, g, $t + 1);
+            round!(g, h, a, b, c, d, e, f, $t + 2);
+            round!(f, g, h, a, b, c, d, e, $t + 3);
+            round!(e, f, g, h, a, b, c, d, $t + 4);
+            round!(d, e, f, g, h, a, b, c, $t + 5);
+            round!(c, d, e, f, g, h, a, b, $t + 6);
+            round!(b, c, d, e, f, g, h, a, $t + 7);
+        };
+    }
+    eight!(0);
+    eight!(8);
+    eight!(16);
+    eight!(24);
+    eight!(32);
+    eight!(40);
+    eight!(48);
+    eight!(56);
+    // The last rounds' schedule words and `b ^ c` are not needed (read here so the macro
+    // can stay uniform).
+    let _ = (w, bc);
     for (s, v) in state.iter_mut().zip([a, b, c, d, e, f, g, h]) {
         *s = s.wrapping_add(v);
     }
@@ -303,6 +337,27 @@ pub fn hash_many_from_on(
     }
 }
 
+/// Whether the selected path wants many messages in one call ([`compute_ids`],
+/// [`hash_many_from`]) rather than each hashed as it is produced: false for [`Sha::Ni`]
+/// (the `sha2` crate streams a message through its hardware path with no gain from
+/// company), true for the lanes and for the forced portable path.
+#[cfg(any(feature = "nostr", feature = "nostr-0-44", test, feature = "internals"))]
+pub fn hashes_in_batches() -> bool {
+    sha_selected() != Sha::Ni
+}
+
+/// `out[i] = SHA-256(msgs[i])` for messages of any lengths, on the [selected](sha_selected)
+/// path: the NIP-01 event ids of a batch (each id the hash of a serialized event, typically
+/// 5-16 blocks). On the lane paths a lane whose message is done takes the next one, so
+/// lanes are not held back by the longest message of a group.
+///
+/// # Panics
+/// If `msgs` and `out` differ in length.
+#[cfg(any(feature = "nostr", feature = "nostr-0-44", test, feature = "internals"))]
+pub fn compute_ids(msgs: &[&[u8]], out: &mut [[u8; 32]]) {
+    hash_many_from(&IV, 0, msgs, out);
+}
+
 /// Each message on its own with `compress`.
 fn one_at_a_time(
     compress: fn(&mut [u32; 8], &[u8; 64]),
@@ -331,7 +386,155 @@ fn one_at_a_time(
     }
 }
 
-/// The messages in groups of equal block count, `sha.lanes()` per kernel call.
+/// How the lane paths share their lanes among messages of different lengths.
+#[cfg(any(test, feature = "internals"))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Schedule {
+    /// Each lane takes the next message as soon as its own is done ([`hash_many_from`]'s way).
+    Refill,
+    /// Messages sorted into groups of equal block count, a group per kernel call, the lanes
+    /// of a partial group filled with copies (the first lane kernels' way, kept to measure).
+    Grouped,
+}
+
+/// [`hash_many_from_on`] with the lane schedule `schedule` (for the lane paths; the others
+/// have no lanes to share). For benchmarks and tests.
+///
+/// # Panics
+/// If `msgs` and `out` differ in length.
+#[cfg(any(test, feature = "internals"))]
+pub fn hash_many_scheduled_on(
+    sha: Sha,
+    schedule: Schedule,
+    midstate: &[u32; 8],
+    prefix_blocks: u64,
+    msgs: &[&[u8]],
+    out: &mut [[u8; 32]],
+) {
+    let sha = if sha.is_available() { sha } else { detect() };
+    #[cfg(nostr_verify_ifma)]
+    if schedule == Schedule::Grouped && sha.lanes() > 1 {
+        assert_eq!(
+            msgs.len(),
+            out.len(),
+            "hash_many_from: one digest per message"
+        );
+        return grouped(sha, midstate, prefix_blocks, msgs, out);
+    }
+    let _ = schedule;
+    hash_many_from_on(sha, midstate, prefix_blocks, msgs, out);
+}
+
+/// A message in a lane: which one, how many of its padded blocks are done, and its last one
+/// or two blocks (the rest of the bytes, the 0x80, the zeros and the bit length).
+#[cfg(nostr_verify_ifma)]
+struct InLane {
+    msg: usize,
+    done: usize,
+    whole: usize,
+    total: usize,
+    tail: [[u8; 64]; 2],
+}
+
+#[cfg(nostr_verify_ifma)]
+impl InLane {
+    fn new(msg: usize, bytes: &[u8], prefix_blocks: u64) -> Self {
+        let whole = bytes.len() / 64;
+        let rest = &bytes[whole * 64..];
+        let n = padded_blocks(rest.len());
+        let mut tail = [[0u8; 64]; 2];
+        pad_into(rest, prefix_blocks + whole as u64, &mut tail[..n]);
+        InLane {
+            msg,
+            done: 0,
+            whole,
+            total: whole + n,
+            tail,
+        }
+    }
+
+    /// The next block to compress.
+    fn block<'a>(&'a self, bytes: &'a [u8]) -> &'a [u8; 64] {
+        if self.done < self.whole {
+            bytes[self.done * 64..][..64]
+                .try_into()
+                .unwrap_or(&self.tail[0])
+        } else {
+            &self.tail[self.done - self.whole]
+        }
+    }
+}
+
+/// The block an idle lane compresses (its result is never read).
+#[cfg(nostr_verify_ifma)]
+static IDLE: [u8; 64] = [0u8; 64];
+
+/// When no message is left to start, the lanes still busy are finished one at a time with
+/// [`compress_soft`] once there are at most this many: a vector step costs about as much as
+/// two or three scalar compressions (see `docs/backend.md`, "SHA-256 in lanes").
+#[cfg(nostr_verify_ifma)]
+const FINISH_ALONE: usize = 2;
+
+/// Messages of any lengths in `L` lanes: a lane whose message is done takes the next one
+/// (longest first, so the last steps of the call find the lanes mostly busy), and every
+/// call of `step` compresses one block in every lane. Lanes with nothing left to do hash a
+/// zero block whose result is dropped, and the last [`FINISH_ALONE`] messages finish on
+/// the scalar code.
+#[cfg(nostr_verify_ifma)]
+fn refill<const L: usize>(
+    step: fn(&mut [[u32; L]; 8], &[&[u8; 64]; L]),
+    midstate: &[u32; 8],
+    prefix_blocks: u64,
+    msgs: &[&[u8]],
+    out: &mut [[u8; 32]],
+) {
+    let mut order: Vec<usize> = (0..msgs.len()).collect();
+    order.sort_by_key(|&i| core::cmp::Reverse(msgs[i].len()));
+    let mut next = order.into_iter().peekable();
+    let mut lanes: [Option<InLane>; L] = core::array::from_fn(|_| None);
+    let mut st = [[0u32; L]; 8];
+    loop {
+        let mut busy = 0;
+        for (l, slot) in lanes.iter_mut().enumerate() {
+            if let Some(m) = slot.as_ref().filter(|m| m.done == m.total) {
+                out[m.msg] = digest_bytes(&core::array::from_fn(|i| st[i][l]));
+                *slot = None;
+            }
+            if slot.is_none() {
+                if let Some(i) = next.next() {
+                    *slot = Some(InLane::new(i, msgs[i], prefix_blocks));
+                    for (row, &w) in st.iter_mut().zip(midstate) {
+                        row[l] = w;
+                    }
+                }
+            }
+            busy += usize::from(slot.is_some());
+        }
+        if busy <= FINISH_ALONE && next.peek().is_none() {
+            for (l, m) in lanes.iter_mut().enumerate() {
+                if let Some(m) = m.as_mut() {
+                    let mut s: [u32; 8] = core::array::from_fn(|i| st[i][l]);
+                    while m.done < m.total {
+                        compress_soft(&mut s, m.block(msgs[m.msg]));
+                        m.done += 1;
+                    }
+                    out[m.msg] = digest_bytes(&s);
+                }
+            }
+            return;
+        }
+        let blocks: [&[u8; 64]; L] = core::array::from_fn(|l| match &lanes[l] {
+            Some(m) => m.block(msgs[m.msg]),
+            None => &IDLE,
+        });
+        step(&mut st, &blocks);
+        for m in lanes.iter_mut().flatten() {
+            m.done += 1;
+        }
+    }
+}
+
+/// The lane paths: [`refill`] with the path's kernel.
 #[cfg(nostr_verify_ifma)]
 fn in_lanes(
     sha: Sha,
@@ -340,53 +543,68 @@ fn in_lanes(
     msgs: &[&[u8]],
     out: &mut [[u8; 32]],
 ) {
-    // Message indices by padded block count (stable: equal lengths keep their order).
-    let mut order: Vec<(usize, u32)> = msgs
+    if sha == Sha::Lanes16 {
+        refill::<16>(sha_lanes::step16, midstate, prefix_blocks, msgs, out);
+    } else {
+        refill::<8>(sha_lanes::step8, midstate, prefix_blocks, msgs, out);
+    }
+}
+
+/// The messages in groups of equal block count, `sha.lanes()` per group, the lanes of a
+/// partial group repeating its first message (results dropped) ([`Schedule::Grouped`]).
+#[cfg(all(nostr_verify_ifma, any(test, feature = "internals")))]
+fn grouped(
+    sha: Sha,
+    midstate: &[u32; 8],
+    prefix_blocks: u64,
+    msgs: &[&[u8]],
+    out: &mut [[u8; 32]],
+) {
+    if sha == Sha::Lanes16 {
+        grouped_in::<16>(sha_lanes::step16, midstate, prefix_blocks, msgs, out);
+    } else {
+        grouped_in::<8>(sha_lanes::step8, midstate, prefix_blocks, msgs, out);
+    }
+}
+
+#[cfg(all(nostr_verify_ifma, any(test, feature = "internals")))]
+fn grouped_in<const L: usize>(
+    step: fn(&mut [[u32; L]; 8], &[&[u8; 64]; L]),
+    midstate: &[u32; 8],
+    prefix_blocks: u64,
+    msgs: &[&[u8]],
+    out: &mut [[u8; 32]],
+) {
+    // Message indices by padded block count.
+    let mut order: Vec<(usize, usize)> = msgs
         .iter()
         .enumerate()
-        .map(|(i, m)| (padded_blocks(m.len()), i as u32))
+        .map(|(i, m)| (padded_blocks(m.len()), i))
         .collect();
     order.sort_unstable();
-    let lanes = sha.lanes();
     let mut blocks: Vec<[u8; 64]> = Vec::new();
-    let mut states: Vec<[u32; 8]> = Vec::new();
-    let mut start = 0;
-    while start < order.len() {
-        let nb = order[start].0;
-        let mut end = start;
-        while end < order.len() && order[end].0 == nb {
-            end += 1;
-        }
-        for group in order[start..end].chunks(lanes) {
-            // The lanes of a partial group repeat its first message (results dropped); a group
-            // of at most 8 runs in AVX2's 8 lanes when the kernel is 16 wide.
-            let width = if group.len() <= 8 && sha == Sha::Lanes16 && Sha::Lanes8.is_available() {
-                8
-            } else {
-                lanes
-            };
+    for class in order.chunk_by(|x, y| x.0 == y.0) {
+        let nb = class[0].0;
+        for group in class.chunks(L) {
             blocks.clear();
-            blocks.resize(width * nb, [0u8; 64]);
-            for lane in 0..width {
-                let i = group[lane.min(group.len() - 1)].1 as usize;
+            blocks.resize(L * nb, [0u8; 64]);
+            for lane in 0..L {
+                let i = group[lane.min(group.len() - 1)].1;
                 pad_into(
                     msgs[i],
                     prefix_blocks,
                     &mut blocks[lane * nb..(lane + 1) * nb],
                 );
             }
-            states.clear();
-            states.resize(width, *midstate);
-            if width == 16 {
-                sha_lanes::compress16(&mut states, &blocks, nb);
-            } else {
-                sha_lanes::compress8(&mut states, &blocks, nb);
+            let mut st: [[u32; L]; 8] = core::array::from_fn(|i| [midstate[i]; L]);
+            for k in 0..nb {
+                let refs: [&[u8; 64]; L] = core::array::from_fn(|lane| &blocks[lane * nb + k]);
+                step(&mut st, &refs);
             }
             for (lane, &(_, i)) in group.iter().enumerate() {
-                out[i as usize] = digest_bytes(&states[lane]);
+                out[i] = digest_bytes(&core::array::from_fn(|w| st[w][lane]));
             }
         }
-        start = end;
     }
 }
 

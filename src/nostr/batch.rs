@@ -1,13 +1,14 @@
 //! The one generic implementation behind every extension trait and the ingest service.
 //!
-//! Per event, in `Event::verify`'s order: recompute the NIP-01 id ([`compute_id`]) and compare
+//! Per event, in `Event::verify`'s order: recompute the NIP-01 id ([`compute_ids`], all the
+//! chunk's ids in one call, so that SHA-256 lanes can hash them together) and compare
 //! it with the claimed id (mismatch: [`Verdict::InvalidId`], the signature is not looked at);
 //! the events whose id is right then go, all together, through this thread's
 //! [`Verifier::verify_batch`](crate::Verifier::verify_batch) with the claimed id as message.
 //! A `false` there (bad signature, or a public key that is not a valid x-only key) is
 //! [`Verdict::InvalidSignature`].
 
-use super::id::compute_id;
+use super::id::{compute_id, compute_ids};
 use super::view::EventView;
 use super::Verdict;
 use crate::{with_thread_verifier, SigRef};
@@ -41,8 +42,10 @@ fn check_ids<'a, E: EventView>(
 ) -> (Vec<SigRef<'a>>, Vec<usize>) {
     let mut sigs = Vec::with_capacity(events.len());
     let mut index = Vec::with_capacity(events.len());
-    for (i, e) in events.iter().enumerate() {
-        if compute_id(e) == *e.id_bytes() {
+    let mut ids = Vec::with_capacity(events.len());
+    compute_ids(events, &mut ids);
+    for (i, (e, id)) in events.iter().zip(&ids).enumerate() {
+        if *id == *e.id_bytes() {
             out.push(Verdict::Valid);
             sigs.push(SigRef {
                 pubkey: e.pubkey_bytes(),
@@ -78,13 +81,15 @@ fn verify_chunk<E: EventView>(events: &[E], mode: Mode, out: &mut Vec<Verdict>) 
     }
 }
 
-/// `true` when every event is valid: stops at the first wrong id, then asks the batch
-/// equation alone for the signatures.
+/// `true` when every event is valid: false at the first chunk with a wrong id (its ids are
+/// computed together), else the batch equation alone decides the signatures.
 pub(crate) fn all_valid<E: EventView>(events: &[E]) -> bool {
+    let mut ids = Vec::new();
     events.chunks(CHUNK).all(|chunk| {
+        compute_ids(chunk, &mut ids);
         let mut sigs = Vec::with_capacity(chunk.len());
-        for e in chunk {
-            if compute_id(e) != *e.id_bytes() {
+        for (e, id) in chunk.iter().zip(&ids) {
+            if *id != *e.id_bytes() {
                 return false;
             }
             sigs.push(SigRef {
