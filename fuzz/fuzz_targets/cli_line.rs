@@ -44,7 +44,9 @@ fn reference(trimmed: &str) -> Option<(Event, bool)> {
         .iter()
         .all(|&(k, n)| {
             v.get(k).and_then(|s| s.as_str()).is_some_and(|s| {
-                s.len() == n && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+                s.len() == n
+                    && s.bytes()
+                        .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
             })
         });
     Some((event, !nip01))
@@ -69,7 +71,9 @@ fuzz_target!(|data: &[u8]| {
         (Ok(Some(found)), Some((event, _))) => {
             assert_eq!(found.event, event, "a different event than nostr's");
             let (a, b) = found.span;
-            let object = text.get(a..b).expect("span inside the line, on char boundaries");
+            let object = text
+                .get(a..b)
+                .expect("span inside the line, on char boundaries");
             assert_eq!(
                 Event::from_json(object).expect("the span is an event"),
                 event,
@@ -77,11 +81,17 @@ fuzz_target!(|data: &[u8]| {
             );
         }
         (Ok(Some(found)), None) => {
-            panic!("classifier found an event nostr does not read: {:?}", found.event)
+            panic!(
+                "classifier found an event nostr does not read: {:?}",
+                found.event
+            )
         }
         (Ok(None), _) => panic!("non-blank line classified as blank"),
         (Err(p), Some((_, may_reject))) => {
-            assert!(may_reject, "nostr reads an event here, the classifier says {p}");
+            assert!(
+                may_reject,
+                "nostr reads an event here, the classifier says {p}"
+            );
         }
         (Err(_), None) => {}
     }

@@ -65,8 +65,9 @@ fn verdict_044(e: &nostr044::Event) -> Verdict {
 }
 
 fn check_045(e: &Event) -> Vec<u8> {
-    let reference = serde_json::to_vec(&(0u8, &e.pubkey, &e.created_at, &e.kind, &e.tags, &e.content))
-        .expect("nostr's fields serialize");
+    let reference =
+        serde_json::to_vec(&(0u8, &e.pubkey, &e.created_at, &e.kind, &e.tags, &e.content))
+            .expect("nostr's fields serialize");
     let ours = id_preimage(e);
     assert_eq!(
         String::from_utf8_lossy(&ours),
@@ -75,14 +76,22 @@ fn check_045(e: &Event) -> Vec<u8> {
     );
     assert_eq!(ours, reference);
     let id = EventId::compute(&e.pubkey, &e.created_at, &e.kind, &e.tags, &e.content);
-    assert_eq!(compute_id(e), id.to_bytes(), "0.45: id differs from EventId::compute");
+    assert_eq!(
+        compute_id(e),
+        id.to_bytes(),
+        "0.45: id differs from EventId::compute"
+    );
 
     let mut fixed = e.clone();
     fixed.id = id;
     let mut batch = vec![e.clone(), fixed];
     batch.extend(VALID.iter().cloned());
     let want: Vec<Verdict> = batch.iter().map(verdict_045).collect();
-    assert_eq!(batch.verify_batch(), want, "0.45: verdicts differ from Event::verify");
+    assert_eq!(
+        batch.verify_batch(),
+        want,
+        "0.45: verdicts differ from Event::verify"
+    );
     assert_eq!(batch.verify_all(), want.iter().all(|v| v.is_valid()));
     ours
 }
@@ -99,14 +108,22 @@ fn check_044(e: &nostr044::Event) -> Vec<u8> {
     );
     assert_eq!(ours, reference);
     let id = nostr044::EventId::new(&e.pubkey, &e.created_at, &e.kind, &e.tags, &e.content);
-    assert_eq!(compute_id(e), id.to_bytes(), "0.44: id differs from EventId::new");
+    assert_eq!(
+        compute_id(e),
+        id.to_bytes(),
+        "0.44: id differs from EventId::new"
+    );
 
     let mut fixed = e.clone();
     fixed.id = id;
     let mut batch = vec![e.clone(), fixed];
     batch.extend(VALID_044.iter().cloned());
     let want: Vec<Verdict> = batch.iter().map(verdict_044).collect();
-    assert_eq!(batch.verify_batch(), want, "0.44: verdicts differ from Event::verify");
+    assert_eq!(
+        batch.verify_batch(),
+        want,
+        "0.44: verdicts differ from Event::verify"
+    );
     assert_eq!(batch.verify_all(), want.iter().all(|v| v.is_valid()));
     ours
 }

@@ -68,8 +68,14 @@ static FIXED: LazyLock<Fixed> = LazyLock::new(|| {
         ConversationKey::derive(a.secret_key(), &b.public_key()).expect("derive")
     };
     let wrap_ck = [
-        [ck(&one_time[0], &recipient), ck(&one_time[0], &other_recipient)],
-        [ck(&one_time[1], &recipient), ck(&one_time[1], &other_recipient)],
+        [
+            ck(&one_time[0], &recipient),
+            ck(&one_time[0], &other_recipient),
+        ],
+        [
+            ck(&one_time[1], &recipient),
+            ck(&one_time[1], &other_recipient),
+        ],
     ];
     let seal_ck = [ck(&senders[0], &recipient), ck(&senders[1], &recipient)];
     let rumor = [0, 1].map(|j| {
@@ -160,7 +166,11 @@ fn edit(text: &str, data: &mut &[u8]) -> Option<String> {
 
 /// Seal plaintext -> a wrap around it by one-time key `i` for recipient `to` (0: ours).
 fn wrap_seal(f: &Fixed, i: usize, to: usize, seal: &[u8], nonce: u8) -> Event {
-    let recipient = if to == 0 { &f.recipient } else { &f.other_recipient };
+    let recipient = if to == 0 {
+        &f.recipient
+    } else {
+        &f.other_recipient
+    };
     sign(
         &f.one_time[i],
         Kind::GiftWrap,
@@ -245,7 +255,11 @@ fuzz_target!(|input: &[u8]| {
             match (a, b) {
                 (Ok(a), Ok(b)) => assert_eq!(a, b, "{what} wrap {k}: different Ok values"),
                 (Err(a), Err(b)) => {
-                    assert_eq!(a.as_nostr(), b, "{what} wrap {k}: different errors ({a} vs {b})");
+                    assert_eq!(
+                        a.as_nostr(),
+                        b,
+                        "{what} wrap {k}: different errors ({a} vs {b})"
+                    );
                     assert_eq!(a.as_nostr().to_string(), b.to_string(), "{what} wrap {k}");
                 }
                 (a, b) => panic!("{what} wrap {k}: ours {a:?}, nostr {b:?}"),

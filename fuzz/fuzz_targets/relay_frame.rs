@@ -135,6 +135,15 @@ fuzz_target!(|data: &[u8]| {
         }
     }
 
+    if std::env::var_os("FUZZ_DEBUG").is_some() {
+        eprintln!(
+            "frames {}, forwarded {}, delivered {}, controls {controls}, {:?}",
+            frames.len(),
+            forwarded.len(),
+            delivered.len(),
+            tap.stats()
+        );
+    }
     // Delivered events: a subsequence of the SDK-acceptable events of bv:1, in order, that
     // holds every one the tap must read.
     let got: Vec<&nostr_sdk::prelude::Event> = delivered.iter().map(|e| &**e).collect();
@@ -155,7 +164,10 @@ fuzz_target!(|data: &[u8]| {
         got.get(k)
     );
     let want_controls = wants.iter().filter(|w| matches!(w, Want::Control)).count();
-    assert_eq!(controls, want_controls, "EOSE/CLOSED deliveries lost or made up");
+    assert_eq!(
+        controls, want_controls,
+        "EOSE/CLOSED deliveries lost or made up"
+    );
 
     // Forwarded frames: a subsequence of the input that holds every frame the SDK must see.
     let mut next = 0usize;

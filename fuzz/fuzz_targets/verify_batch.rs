@@ -54,7 +54,9 @@ static POOL: LazyLock<Pool> = LazyLock::new(|| {
     let secp = Secp256k1::new();
     Pool {
         few: (0..FEW as u64).map(|j| sign(&secp, j % 8, j)).collect(),
-        many: (0..MANY as u64).map(|j| sign(&secp, 1_000 + j, j)).collect(),
+        many: (0..MANY as u64)
+            .map(|j| sign(&secp, 1_000 + j, j))
+            .collect(),
     }
 });
 
