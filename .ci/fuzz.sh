@@ -12,8 +12,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${FUZZ_SECONDS:-60}
-targets=(verify_batch event_json relay_frame cli_line gift_wrap)
+# FUZZ_TARGETS: a space-separated subset (default: all five).
+read -r -a targets <<<"${FUZZ_TARGETS:-verify_batch event_json relay_frame cli_line gift_wrap}"
 start=$(date +%s)
+
+# fuzz/ is outside the workspace, so `cargo fmt --all` does not see it.
+cargo fmt --manifest-path fuzz/Cargo.toml -- --check
 
 host=$(rustc -vV | sed -n 's/^host: //p')
 sancov="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4"
@@ -27,12 +31,12 @@ if ! command -v c++ >/dev/null; then
   skip "no C++ compiler (libfuzzer-sys builds libFuzzer from C++)"
 fi
 probe=$(mktemp -d)
-echo 'fn main() {}' >"$probe/p.rs"
+echo 'pub fn f(x: u8) -> bool { x == 7 }' >"$probe/p.rs"
 bootstrap=""
 # shellcheck disable=SC2086 # the flags are words
-if ! rustc $sancov -O "$probe/p.rs" -o "$probe/p" 2>"$probe/err"; then
+if ! rustc $sancov -O --crate-type=lib --emit=obj "$probe/p.rs" -o "$probe/p.o" 2>"$probe/err"; then
   # shellcheck disable=SC2086
-  if RUSTC_BOOTSTRAP=1 rustc $sancov -O "$probe/p.rs" -o "$probe/p" 2>/dev/null; then
+  if RUSTC_BOOTSTRAP=1 rustc $sancov -O --crate-type=lib --emit=obj "$probe/p.rs" -o "$probe/p.o" 2>/dev/null; then
     bootstrap=1
   else
     skip "$(rustc --version) refuses the SanitizerCoverage flags: $(head -1 "$probe/err")"
@@ -44,8 +48,9 @@ echo "fuzz: $(rustc --version) accepts the SanitizerCoverage flags${bootstrap:+ 
 # --target: RUSTFLAGS then apply to the targets' code only, not to build scripts and
 # proc-macros (what cargo-fuzz does too).
 echo "--- build"
-RUSTC_BOOTSTRAP=${bootstrap:-${RUSTC_BOOTSTRAP:-}} RUSTFLAGS="$sancov" \
-  cargo build --manifest-path fuzz/Cargo.toml --release --locked --target "$host" --bins
+# RUSTC_BOOTSTRAP only when the probe needed it: a changed value rebuilds every crate.
+if [ -n "$bootstrap" ]; then export RUSTC_BOOTSTRAP=1; fi
+RUSTFLAGS="$sancov" cargo build --manifest-path fuzz/Cargo.toml --release --locked --target "$host" --bins
 built=$(date +%s)
 echo "fuzz: built in $(( built - start )) s"
 
@@ -58,9 +63,13 @@ for t in "${targets[@]}"; do
   mkdir -p "$work" "$art"
   log=$(mktemp)
   # New inputs go to fuzz/work/<target> (not committed); fuzz/corpus/<target> is the seed.
+  t0=$(date +%s)
   if "$bin/$t" "$work" "fuzz/corpus/$t" -max_total_time="$secs" -timeout=30 \
       -artifact_prefix="$art" -print_final_stats=1 >"$log" 2>&1; then
-    grep -E '^#[0-9]+.*DONE|stat::number_of_executed_units|stat::average_exec_per_sec' "$log" || true
+    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+    cov=$(grep -E '^#[0-9]+' "$log" | tail -1 | grep -oE 'cov: [0-9]+ ft: [0-9]+')
+    echo "fuzz: $t: $execs executions in $(( $(date +%s) - t0 )) s," \
+      "$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log") exec/s, $cov, no crash"
   else
     failed=1
     tail -60 "$log"
