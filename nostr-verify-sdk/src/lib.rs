@@ -61,8 +61,9 @@ pub use transport::{
 /// The frame scanner the tap runs on every text frame from a relay, before any parse:
 /// [`scan_head`](__fuzz::scan_head) classifies a trimmed frame, and for
 /// [`Head::Event`](__fuzz::Head::Event) [`event_object`](__fuzz::event_object) cuts out the
-/// event object's text. Both take any `&str` and must never panic.
+/// event object's text; [`trim_json`](__fuzz::trim_json) is the trim applied before. All take
+/// any `&str` and must never panic.
 #[doc(hidden)]
 pub mod __fuzz {
-    pub use crate::transport::scan::{event_object, scan_head, Head};
+    pub use crate::transport::scan::{event_object, scan_head, trim_json, Head};
 }

@@ -375,3 +375,38 @@ async fn verdicts_match_event_verify_for_every_batch_size() {
         );
     }
 }
+
+/// Found by `fuzz/fuzz_targets/relay_frame.rs`: the tap trimmed frames with `str::trim`, which
+/// also strips Unicode spaces (U+00A0, U+2028, ...), and so delivered events from frames that
+/// `RelayMessage::from_json` (serde_json) rejects. Only JSON whitespace is skipped now: such a
+/// frame goes to the SDK as it came (which reports it), and nothing is delivered from it.
+#[tokio::test]
+async fn frames_with_non_json_whitespace_are_not_ours() {
+    let evs = signed_events(2, 1, 3_000);
+    let plain = ev_frame("bv:a", &evs[0]);
+    assert!(RelayMessage::from_json(format!("\n {plain}\t\r")).is_ok());
+    // Before the frame: not an EVENT frame to the scanner, forwarded to the SDK as it came.
+    // After the head (at the end, or before the closing bracket): the tap's frame, but
+    // unparsable, so dropped and counted.
+    let odd = [
+        (format!("\u{a0}{plain}"), true),
+        (format!("{plain}\u{2028}"), false),
+        (format!("\u{c}{plain}"), true),
+        (format!("{}\u{a0}]", &plain[..plain.len() - 1]), false),
+    ];
+    for (frame, forwarded) in odd {
+        assert!(RelayMessage::from_json(&frame).is_err(), "{frame:?}");
+        let tap = BatchVerifyTransport::default();
+        let frames = vec![frame.clone(), format!("\n {plain}\t\r")];
+        let (fwd, got) = run(&tap, &["bv:a"], frames).await;
+        let want: Vec<String> = if forwarded {
+            vec![frame.clone()]
+        } else {
+            vec![]
+        };
+        assert_eq!(fwd, want, "{frame:?}");
+        assert_eq!(tap.stats().unparsable, u64::from(!forwarded), "{frame:?}");
+        // Only the well-formed frame's event is delivered.
+        assert_eq!(event_ids(&got), vec![evs[0].id], "{frame:?}");
+    }
+}

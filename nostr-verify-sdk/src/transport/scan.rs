@@ -18,6 +18,18 @@ pub enum Head<'a> {
     Escaped,
 }
 
+/// JSON's whitespace (RFC 8259): space, tab, line feed, carriage return. Nothing else: the
+/// SDK parses frames with serde_json, which rejects any other character around the message
+/// (U+00A0, U+2028, form feed, …), so neither may the tap skip it.
+pub(crate) fn is_json_ws(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\r')
+}
+
+/// `s` without JSON whitespace ([`is_json_ws`]) at either end.
+pub fn trim_json(s: &str) -> &str {
+    s.trim_matches(is_json_ws)
+}
+
 fn skip_ws(b: &[u8], mut i: usize) -> usize {
     while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\n' | b'\r') {
         i += 1;
@@ -57,10 +69,11 @@ pub fn event_object(s: &str, after_id: usize) -> Option<&str> {
     if b.get(i) != Some(&b',') {
         return None;
     }
-    s[i + 1..].trim_end().strip_suffix(']')
+    s[i + 1..].trim_end_matches(is_json_ws).strip_suffix(']')
 }
 
-/// Classifies a frame (already trimmed by the caller) by its first two elements.
+/// Classifies a frame (already trimmed by the caller, with [`trim_json`]) by its first two
+/// elements.
 pub fn scan_head(s: &str) -> Head<'_> {
     let b = s.as_bytes();
     let i = skip_ws(b, 0);
@@ -115,5 +128,19 @@ mod tests {
         assert_eq!(event_object(f, 15), Some(r#" {"a":[1]} "#));
         assert_eq!(event_object(r#"["EVENT","bv:1"]"#, 15), None);
         assert_eq!(event_object(r#"["EVENT","bv:1",{}"#, 15), None);
+    }
+
+    #[test]
+    fn only_json_whitespace_is_trimmed() {
+        // Found by fuzz/fuzz_targets/relay_frame.rs: `str::trim` also strips U+00A0 and other
+        // Unicode spaces, which serde_json (the SDK's parser) rejects around a message.
+        assert_eq!(trim_json(" \t\r\n[1]\n "), "[1]");
+        assert_eq!(trim_json("\u{a0}[1]"), "\u{a0}[1]");
+        assert_eq!(trim_json("[1]\u{2028}"), "[1]\u{2028}");
+        assert_eq!(trim_json("\u{c}[1]"), "\u{c}[1]");
+        let f = "[\"EVENT\",\"bv:1\",{}\u{a0}]";
+        assert_eq!(event_object(f, 15), Some("{}\u{a0}"));
+        let f = "[\"EVENT\",\"bv:1\",{}]\u{a0}";
+        assert_eq!(event_object(f, 15), None);
     }
 }

@@ -19,7 +19,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::PollSender;
 
 use super::cache::{id_matches, key, Class, Forwarded, Resolve};
-use super::scan::{event_object, scan_head, Head};
+use super::scan::{event_object, scan_head, trim_json, Head};
 use super::{lock, DropReason, Shared, TapEvent};
 
 /// One entry of the per-connection output queue, in wire order.
@@ -90,7 +90,7 @@ impl TapStream {
 
     /// Decides what to do with one text frame.
     fn intercept(&mut self, text: &str) -> Intercept {
-        let trimmed = text.trim();
+        let trimmed = trim_json(text);
         let head = scan_head(trimmed);
         let ours = match head {
             Head::Event(id, _) | Head::EoseOrClosed(id) => self.owns(id),
