@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fuzz step of CI (called from .ci/run): builds the five differential targets of fuzz/ with
 # libFuzzer (the libfuzzer-sys crate, through plain cargo: no cargo-fuzz needed) and runs each
-# for FUZZ_SECONDS (default 60), one at a time, one process. docs/fuzzing.md has the details.
+# for FUZZ_SECONDS (default 60), two at a time (FUZZ_JOBS), one process each. docs/fuzzing.md has the details.
 #
 # The flags are the ones `cargo fuzz build -s none` passes (SanitizerCoverage's inline 8-bit
 # counters, PC table, compare tracing and stack depth; `--cfg fuzzing`; release with debug
@@ -55,11 +55,11 @@ built=$(date +%s)
 echo "fuzz: built in $(( built - start )) s"
 
 bin=fuzz/target/$host/release
-failed=0
-for t in "${targets[@]}"; do
-  echo "--- $t: ${secs} s"
-  work=fuzz/work/$t
-  art=fuzz/artifacts/$t/
+# Two targets at a time (the machine has two cores; each target is one process), each
+# reporting when it ends; a crash anywhere fails the step after all have run.
+jobs=${FUZZ_JOBS:-2}
+run_one() {
+  local t=$1 work=fuzz/work/$1 art=fuzz/artifacts/$1/ log t0
   mkdir -p "$work" "$art"
   log=$(mktemp)
   # New inputs go to fuzz/work/<target> (not committed); fuzz/corpus/<target> is the seed.
@@ -70,15 +70,31 @@ for t in "${targets[@]}"; do
     cov=$(grep -E '^#[0-9]+' "$log" | tail -1 | grep -oE 'cov: [0-9]+ ft: [0-9]+')
     echo "fuzz: $t: $execs executions in $(( $(date +%s) - t0 )) s," \
       "$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log") exec/s, $cov, no crash"
+    rm -f "$log"
   else
-    failed=1
     tail -60 "$log"
     for f in $(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log"); do
       echo "fuzz: $t CRASHED; reproducer: $f"
       echo "fuzz: replay with: $bin/$t $f"
     done
+    echo "fuzz: $t FAILED"
+    rm -f "$log"
+    return 1
   fi
-  rm -f "$log"
+}
+echo "--- ${#targets[@]} targets, ${secs} s each, $jobs at a time"
+failed=0
+pids=()
+for t in "${targets[@]}"; do
+  run_one "$t" &
+  pids+=($!)
+  if [ "${#pids[@]}" -ge "$jobs" ]; then
+    wait "${pids[0]}" || failed=1
+    pids=("${pids[@]:1}")
+  fi
+done
+for p in "${pids[@]}"; do
+  wait "$p" || failed=1
 done
 echo "fuzz: step took $(( $(date +%s) - start )) s (build $(( built - start )) s)"
 if [ "$failed" != 0 ]; then
