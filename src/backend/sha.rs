@@ -112,6 +112,7 @@ impl Sha {
     }
 
     /// Messages hashed together by one call of this path's kernel.
+    #[cfg(any(nostr_verify_ifma, test, feature = "internals"))]
     pub fn lanes(self) -> usize {
         match self {
             Sha::Ni | Sha::Soft => 1,
