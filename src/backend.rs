@@ -414,7 +414,6 @@ enum Arm {
     Baseline,
 }
 
-
 /// Whether [`Backend::Portable`] runs its BMI2/ADX build on this machine (an x86-64 CPU with
 /// both features); otherwise it is the same code as [`Backend::PortableBaseline`]. Tests and
 /// benchmarks say which build they measured.

@@ -38,9 +38,7 @@ const fn hex_digit(c: u8) -> u8 {
 /// At compile time if the string is not 64 hex digits; in debug builds also if the
 /// value is `≥ p`.
 pub const fn fe_from_hex(s: &str) -> FieldElement {
-    FieldElement::from_limbs_unchecked(
-        Repr::from_bytes_unchecked(&bytes_from_hex(s)).limbs(),
-    )
+    FieldElement::from_limbs_unchecked(Repr::from_bytes_unchecked(&bytes_from_hex(s)).limbs())
 }
 
 /// x of the generator G (SEC 2 v2, section 2.4.1, "sec256k1" base point in

@@ -151,7 +151,6 @@ const fn be_words(b: &[u8; 32]) -> [u64; 4] {
     w
 }
 
-
 /// `w^(−1) mod p` for little-endian words `w < p` (0 maps to 0): safegcd, the crate's one
 /// inversion for any odd modulus ([`crate::arithmetic::scalar::safegcd`]). The result is `< p`.
 /// Shared by [`FieldElement::invert_vartime`] and [`FieldElement4x64::invert_vartime`].

@@ -16,7 +16,7 @@
 #[cfg(nostr_verify_field32)]
 pub mod field32;
 
-#[cfg(nostr_verify_field32)]
-pub use field32::{Field32 as KernelField, Jacobian32 as KernelJacobian};
 #[cfg(not(nostr_verify_field32))]
 pub use super::words::{FieldElement4x64 as KernelField, Jacobian4x64 as KernelJacobian};
+#[cfg(nostr_verify_field32)]
+pub use field32::{Field32 as KernelField, Jacobian32 as KernelJacobian};

@@ -90,7 +90,11 @@ impl Pools {
             .pool
             .len();
         #[cfg(not(nostr_verify_field32))]
-        let a = a.max(self.typed::<crate::arithmetic::words::WordPoint>().pool.len());
+        let a = a.max(
+            self.typed::<crate::arithmetic::words::WordPoint>()
+                .pool
+                .len(),
+        );
         a
     }
 

@@ -16,8 +16,8 @@
 
 use super::recode::{wnaf_u128, WNAF_U128_DIGITS};
 use super::table::odd_multiples_vartime;
-use crate::arithmetic::kernel::{KernelField, KernelJacobian};
 use crate::arithmetic::group::{AffinePoint, JacobianPoint};
+use crate::arithmetic::kernel::{KernelField, KernelJacobian};
 
 /// Reusable buffers for [`msm_vartime`].
 #[derive(Debug, Default)]

@@ -24,15 +24,7 @@ const P0: u32 = 0x3FF_FC2F;
 const P1: u32 = 0x3FF_FFBF;
 /// Limbs of p; `negate` subtracts from a multiple of these.
 const P_LIMBS: [u32; 10] = [
-    P0,
-    P1,
-    M26 as u32,
-    M26 as u32,
-    M26 as u32,
-    M26 as u32,
-    M26 as u32,
-    M26 as u32,
-    M26 as u32,
+    P0, P1, M26 as u32, M26 as u32, M26 as u32, M26 as u32, M26 as u32, M26 as u32, M26 as u32,
     M22 as u32,
 ];
 
@@ -123,9 +115,7 @@ impl FieldElement10x26 {
     #[inline]
     pub const fn limbs_overflow(l: &[u32; 10]) -> bool {
         let ones = l[2] & l[3] & l[4] & l[5] & l[6] & l[7] & l[8];
-        l[9] == M22 as u32
-            && ones == M26 as u32
-            && (l[1] > P1 || (l[1] == P1 && l[0] >= P0))
+        l[9] == M22 as u32 && ones == M26 as u32 && (l[1] > P1 || (l[1] == P1 && l[0] >= P0))
     }
 
     /// Whether the limbs are the canonical representation (see the type docs).
@@ -402,7 +392,10 @@ mod tests {
 
     #[test]
     fn p_limbs_match_p() {
-        assert_eq!(FieldElement10x26::from_bytes_unchecked(&p_bytes()).0, P_LIMBS);
+        assert_eq!(
+            FieldElement10x26::from_bytes_unchecked(&p_bytes()).0,
+            P_LIMBS
+        );
         assert!(FieldElement10x26::limbs_overflow(&P_LIMBS));
         assert!(FieldElement10x26(P_LIMBS).normalizes_to_zero());
         assert!(FieldElement10x26(P_LIMBS).normalize().is_zero());
@@ -425,6 +418,9 @@ mod tests {
         assert_eq!(f.to_bytes(), b);
         let w = [u64::MAX, 1 << 63, 0x0123_4567_89ab_cdef, 5];
         assert_eq!(FieldElement10x26::from_u64x4(&w).to_u64x4(), w);
-        assert_eq!(FieldElement10x26::from_u64(u64::MAX).to_u64x4(), [u64::MAX, 0, 0, 0]);
+        assert_eq!(
+            FieldElement10x26::from_u64(u64::MAX).to_u64x4(),
+            [u64::MAX, 0, 0, 0]
+        );
     }
 }
