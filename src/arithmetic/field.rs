@@ -490,7 +490,7 @@ impl FieldElement {
     /// The number of divstep batches and the work inside each depend on the input.
     #[inline]
     pub fn invert_vartime(&self) -> Self {
-        Self::from_u64x4_normalized(&invert_words_vartime(&self.to_u64x4_normalized()))
+        Self::from_u64x4_normalized(&invert_words_vartime(&self.canonical_words()))
     }
 
     /// Wraps four little-endian words of a value `< p` (checked in debug builds through the
@@ -508,7 +508,7 @@ impl FieldElement {
     /// # Magnitude
     /// Accepts magnitude ≤ 32.
     #[inline(always)]
-    pub(crate) fn to_u64x4_normalized(&self) -> [u64; 4] {
+    pub(crate) fn canonical_words(&self) -> [u64; 4] {
         Repr::from_limbs(self.to_limbs_normalized()).to_u64x4()
     }
 
