@@ -6,9 +6,9 @@
 //!
 //! # Representation
 //! One of two limb layouts, chosen at compile time:
-//! - [`FieldElement5x52`] (five `u64` limbs, radix 2^52, `u128` products): the default, for
+//! - `FieldElement5x52` (five `u64` limbs, radix 2^52, `u128` products): the default, for
 //!   targets with a 64×64→128-bit multiply;
-//! - [`FieldElement10x26`] (ten `u32` limbs, radix 2^26, `u32 × u32 → u64` products) under
+//! - `FieldElement10x26` (ten `u32` limbs, radix 2^26, `u32 × u32 → u64` products) under
 //!   `cfg(nostr_verify_field32)`, which build.rs sets on wasm32 (no 128-bit products: `u128`
 //!   multiplications become `__multi3` calls) and, for testing natively, when
 //!   `NOSTR_VERIFY_FIELD32=1` is set at build time (`docs/arithmetic.md`, "The 10×26
@@ -43,12 +43,12 @@ pub use field_10x26::FieldElement10x26;
 #[cfg(not(nostr_verify_field32))]
 pub use field_5x52::FieldElement5x52;
 
-/// The limb representation compiled in: [`FieldElement5x52`] by default,
-/// [`FieldElement10x26`] under `cfg(nostr_verify_field32)`.
+/// The limb representation compiled in: `FieldElement5x52` by default,
+/// `FieldElement10x26` under `cfg(nostr_verify_field32)`.
 #[cfg(not(nostr_verify_field32))]
 pub type Repr = FieldElement5x52;
-/// The limb representation compiled in: [`FieldElement5x52`] by default,
-/// [`FieldElement10x26`] under `cfg(nostr_verify_field32)`.
+/// The limb representation compiled in: `FieldElement5x52` by default,
+/// `FieldElement10x26` under `cfg(nostr_verify_field32)`.
 #[cfg(nostr_verify_field32)]
 pub type Repr = FieldElement10x26;
 

@@ -2,11 +2,11 @@
 //! the MSM's serial tails (Straus's doubling chain, Pippenger's Horner loop and bucket-reduction
 //! joins) compute in, chosen with the field representation at compile time:
 //!
-//! - by default, the 4×64-bit word family ([`super::words`]): `u128` products, faster than
+//! - by default, the 4×64-bit word family (`arithmetic::words`): `u128` products, faster than
 //!   5×52-bit limbs on long chains of multiplications;
 //! - under `cfg(nostr_verify_field32)` (wasm32, or `NOSTR_VERIFY_FIELD32=1`), where `u128`
 //!   products are library calls, thin wrappers over the 10×26-bit [`FieldElement`] and
-//!   [`super::group::JacobianPoint`] with the same methods ([`field32`]), so no `u128` is left
+//!   [`super::group::JacobianPoint`] with the same methods (`kernel::field32`), so no `u128` is left
 //!   on the hot path.
 //!
 //! The callers name only [`KernelField`] and [`KernelJacobian`].

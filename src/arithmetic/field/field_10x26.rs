@@ -33,7 +33,7 @@ const P_LIMBS: [u32; 10] = [
 /// **Value.** `∑ n[i]·2^(26·i)` for i in 0..10, taken mod p.
 ///
 /// **Magnitude m.** The limbs obey `n[i] ≤ 2·m·(2^26 − 1)` for i < 9 and
-/// `n[9] ≤ 2·m·(2^22 − 1)` (the bounds of [`super::FieldElement5x52`] with 26 and 22 for 52
+/// `n[9] ≤ 2·m·(2^22 − 1)` (the bounds of `FieldElement5x52` with 26 and 22 for 52
 /// and 48). Sums of elements add their magnitudes; `mul`/`square` accept magnitude ≤ 8 and
 /// return magnitude 1. Nothing here may exceed magnitude 32: limbs `≤ 2^32 − 64`, so sums and
 /// small multiples fit in `u32`, and the carry passes run in `u64`.

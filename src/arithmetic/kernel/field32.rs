@@ -1,7 +1,7 @@
 //! The kernels' field element and Jacobian point under `cfg(nostr_verify_field32)`: the
 //! 10×26-bit [`FieldElement`] and [`JacobianPoint`] behind the methods of
-//! [`crate::arithmetic::words::FieldElement4x64`] and
-//! [`crate::arithmetic::words::Jacobian4x64`], so the kernels are written once.
+//! `arithmetic::words::FieldElement4x64` and `arithmetic::words::Jacobian4x64` (not compiled
+//! under this cfg), so the kernels are written once.
 //!
 //! [`Field32`] keeps magnitude ≤ 1 between operations: `mul` and `square` return magnitude
 //! 1, and `add`, `sub` and `neg` weakly normalize their result (one carry pass), which keeps
@@ -100,7 +100,7 @@ impl Field32 {
     }
 
     /// Square roots of `N` elements at once, the chains interleaved as in
-    /// [`crate::arithmetic::words::FieldElement4x64::sqrt_many_vartime`]; `None` for a
+    /// `FieldElement4x64::sqrt_many_vartime`; `None` for a
     /// non-residue.
     ///
     /// # Variable time
@@ -139,7 +139,7 @@ impl<const N: usize> ChainOps for Lanes<N> {
     }
 }
 
-/// A Jacobian point with [`crate::arithmetic::words::Jacobian4x64`]'s method names.
+/// A Jacobian point with `Jacobian4x64`'s method names.
 #[derive(Clone, Copy, Debug)]
 pub struct Jacobian32(JacobianPoint);
 
