@@ -7,6 +7,13 @@
 //! Setting `NOSTR_VERIFY_NO_IFMA=1` at build time leaves the IFMA code out as an old compiler
 //! would (used to check that the portable-only build stays warning-free).
 //!
+//! It sets `--cfg nostr_verify_field32` on wasm32, and on any target when
+//! `NOSTR_VERIFY_FIELD32=1` is set at build time (to test it natively): the field element is
+//! then the 10×26-bit representation (`u32 × u32 → u64` products; wasm32 has no
+//! 64×64→128-bit multiply) and the portable kernels compute in it instead of 4×64-bit words
+//! (`docs/arithmetic.md`, "The 10×26 representation"). The IFMA arm, whose kernels read
+//! 5×52-bit limbs, is left out under it.
+//!
 //! It also looks for the shared test data the data-driven tests read (`../shared/data` beside
 //! the checkout, or `$NOSTR_VERIFY_DATA`). When it is absent and `CI` is not `true`, it sets
 //! `--cfg nostr_verify_no_data`, under which those tests are `#[ignore]`d with a reason, so a
@@ -20,12 +27,19 @@ fn main() {
     println!("cargo::rerun-if-changed=build.rs");
     println!("cargo::rerun-if-env-changed=RUSTC");
     println!("cargo::rerun-if-env-changed=NOSTR_VERIFY_NO_IFMA");
+    println!("cargo::rerun-if-env-changed=NOSTR_VERIFY_FIELD32");
     println!("cargo::rustc-check-cfg=cfg(nostr_verify_ifma)");
+    println!("cargo::rustc-check-cfg=cfg(nostr_verify_field32)");
     shared_data("..");
 
-    let x86_64 = env::var("CARGO_CFG_TARGET_ARCH").is_ok_and(|a| a == "x86_64");
+    let arch = env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
+    let field32 = arch == "wasm32" || env::var_os("NOSTR_VERIFY_FIELD32").is_some_and(|v| v == "1");
+    if field32 {
+        println!("cargo::rustc-cfg=nostr_verify_field32");
+    }
+    let x86_64 = arch == "x86_64";
     let opted_out = env::var_os("NOSTR_VERIFY_NO_IFMA").is_some_and(|v| v != "0");
-    if x86_64 && !opted_out && rustc_minor().is_some_and(|minor| minor >= 89) {
+    if x86_64 && !field32 && !opted_out && rustc_minor().is_some_and(|minor| minor >= 89) {
         println!("cargo::rustc-cfg=nostr_verify_ifma");
     }
 }

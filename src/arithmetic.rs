@@ -26,5 +26,7 @@
 pub mod constants;
 pub mod field;
 pub mod group;
+pub mod kernel;
 pub mod scalar;
+#[cfg(not(nostr_verify_field32))]
 pub mod words;

@@ -49,6 +49,7 @@ pub use self::tuning::{msm_tuning, MsmTuning, MAX_WINDOW};
 
 use crate::arithmetic::field::FieldElement;
 use crate::arithmetic::group::AffinePoint;
+#[cfg(not(nostr_verify_field32))]
 use crate::arithmetic::words::WordPoint;
 use std::sync::atomic::{AtomicU8, Ordering};
 #[cfg(nostr_verify_ifma)]
@@ -337,6 +338,7 @@ impl Backend {
     /// # Variable time
     ///
     /// Branches on the inputs; public data only.
+    #[cfg(not(nostr_verify_field32))]
     pub fn add_word_pairs_gather_vartime(
         self,
         src: &[WordPoint],
@@ -370,6 +372,7 @@ impl Backend {
     /// Whether this backend's pool keeps its points as [`WordPoint`]s (the portable arms)
     /// rather than [`AffinePoint`]s (the IFMA arm, whose kernels read 52-bit limbs): the
     /// choice [`Backend::with_pool`] makes.
+    #[cfg(not(nostr_verify_field32))]
     fn pool_in_words(self) -> bool {
         match self.arm() {
             #[cfg(nostr_verify_ifma)]

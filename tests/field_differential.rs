@@ -8,14 +8,19 @@ mod common;
 
 use common::bigint::{from_be as big_from_bytes, p, to_be as bytes_from_big};
 
-use nostr_verify::arithmetic::field::FieldElement;
+use nostr_verify::arithmetic::field::{FieldElement, Limb, Limbs, LIMB_BITS, TOP_LIMB_BITS};
+#[cfg(not(nostr_verify_field32))]
 use nostr_verify::arithmetic::words::FieldElement4x64;
 use num_bigint::BigUint;
 use num_traits::{One, Zero};
 use rand::{Rng, RngCore, SeedableRng};
 
+/// A full limb's mask (2^52 − 1 in 5×52, 2^26 − 1 in 10×26: whichever `Repr` is compiled in).
+const M_LIMB: Limb = (1 << LIMB_BITS) - 1;
+/// The top limb's mask (2^48 − 1 or 2^22 − 1).
+const M_TOP: Limb = (1 << TOP_LIMB_BITS) - 1;
+/// 2^52 − 1, a boundary value for `from_u64`.
 const M52: u64 = (1 << 52) - 1;
-const M48: u64 = (1 << 48) - 1;
 
 /// The integer the stored limbs stand for (not reduced).
 fn raw_value(a: &FieldElement) -> BigUint {
@@ -23,7 +28,7 @@ fn raw_value(a: &FieldElement) -> BigUint {
         .iter()
         .enumerate()
         .fold(BigUint::zero(), |acc, (i, &l)| {
-            acc + (BigUint::from(l) << (52 * i))
+            acc + (BigUint::from(l) << (LIMB_BITS as usize * i))
         })
 }
 
@@ -88,10 +93,15 @@ fn random_bytes(rng: &mut impl RngCore) -> [u8; 32] {
 /// An element with random limbs of magnitude `m` (each limb uniform in its allowed
 /// range, sometimes pinned to the bound itself).
 fn random_with_magnitude(rng: &mut impl RngCore, m: u32) -> FieldElement {
-    let m = m as u64;
-    let mut l = [0u64; 5];
+    let m = m as Limb;
+    let mut l: Limbs = Default::default();
+    let top = l.len() - 1;
     for (i, x) in l.iter_mut().enumerate() {
-        let bound = if i == 4 { 2 * m * M48 } else { 2 * m * M52 };
+        let bound = if i == top {
+            2 * m * M_TOP
+        } else {
+            2 * m * M_LIMB
+        };
         *x = match rng.gen_range(0..4) {
             0 => bound,
             _ => rng.gen_range(0..=bound),
@@ -102,17 +112,11 @@ fn random_with_magnitude(rng: &mut impl RngCore, m: u32) -> FieldElement {
 
 /// The largest limbs magnitude `m` allows.
 fn max_with_magnitude(m: u32) -> FieldElement {
-    let m = m as u64;
-    FieldElement::from_limbs_magnitude_unchecked(
-        [
-            2 * m * M52,
-            2 * m * M52,
-            2 * m * M52,
-            2 * m * M52,
-            2 * m * M48,
-        ],
-        m as u32,
-    )
+    let m = m as Limb;
+    let mut l: Limbs = Default::default();
+    l.fill(2 * m * M_LIMB);
+    l[l.len() - 1] = 2 * m * M_TOP;
+    FieldElement::from_limbs_magnitude_unchecked(l, m as u32)
 }
 
 /// Inputs of magnitude 1: boundary values (unreduced), then random ones.
@@ -240,8 +244,9 @@ fn maximum_magnitude_limbs() {
             "square at magnitude {m}"
         );
         let out = a.square().raw_limbs();
+        let top = out.len() - 1;
         assert!(
-            out[..4].iter().all(|&l| l <= M52) && out[4] <= 2 * M48,
+            out[..top].iter().all(|&l| l <= M_LIMB) && out[top] <= 2 * M_TOP,
             "square output magnitude 1"
         );
     }
@@ -398,6 +403,7 @@ fn sqrt_on_residues_and_non_residues() {
 /// `sqrt_vartime`: every mix of residue and non-residue in the two lanes, inputs of every
 /// magnitude up to the maximum (converted without normalizing).
 #[test]
+#[cfg(not(nostr_verify_field32))]
 fn sqrt_pair_4x64_matches_sqrt() {
     let mut xs = inputs(60 * common::scale());
     let squares: Vec<FieldElement> = xs.iter().map(FieldElement::square).collect();
@@ -492,6 +498,179 @@ mod props {
             let rhs = a.mul(&b).add(&a.mul(&c));
             prop_assert_eq!(lhs, rhs);
             prop_assert_eq!(value(&a.mul(&b)), (value(&a) * value(&b)) % p());
+        }
+    }
+}
+
+/// The 10×26-bit limb kernels themselves, under `cfg(nostr_verify_field32)` (where they are
+/// `FieldElement`'s representation): edge values (0, 1, p − 1, p, p + 1, 2^256 − 1 and
+/// 2^256 − 2 unnormalized), limbs at the largest magnitude each operation accepts, and random
+/// limbs, against the big-integer reference. `.ci/run` checks that these are compiled in.
+#[cfg(nostr_verify_field32)]
+mod field_10x26 {
+    use super::*;
+    use nostr_verify::arithmetic::field::FieldElement10x26 as F;
+
+    const M26: u32 = (1 << 26) - 1;
+    const M22: u32 = (1 << 22) - 1;
+
+    /// The integer the limbs stand for (not reduced).
+    fn raw(a: &F) -> BigUint {
+        a.limbs()
+            .iter()
+            .enumerate()
+            .fold(BigUint::zero(), |acc, (i, &l)| {
+                acc + (BigUint::from(l) << (26 * i))
+            })
+    }
+
+    /// Limbs at the bound of magnitude `m`.
+    fn max_limbs(m: u32) -> F {
+        let mut l = [2 * m * M26; 10];
+        l[9] = 2 * m * M22;
+        let f = F::from_limbs(l);
+        assert!(f.has_magnitude(m) && !F::from_limbs(l.map(|x| x + 1)).has_magnitude(m));
+        f
+    }
+
+    /// Random limbs within magnitude `m`, each pinned to its bound a quarter of the time.
+    fn random_limbs(rng: &mut impl RngCore, m: u32) -> F {
+        let mut l = [0u32; 10];
+        for (i, x) in l.iter_mut().enumerate() {
+            let bound = 2 * m * if i == 9 { M22 } else { M26 };
+            *x = if rng.gen_range(0..4) == 0 {
+                bound
+            } else {
+                rng.gen_range(0..=bound)
+            };
+        }
+        F::from_limbs(l)
+    }
+
+    /// Edge values as unnormalized magnitude-1 elements.
+    fn edges() -> Vec<F> {
+        let p = p();
+        let top: BigUint = (BigUint::one() << 256u32) - 1u32;
+        [
+            BigUint::zero(),
+            BigUint::one(),
+            &p - 1u32,
+            p.clone(),
+            &p + 1u32,
+            top.clone(),
+            &top - 1u32,
+        ]
+        .iter()
+        .map(|v| F::from_bytes_unchecked(&bytes_from_big(v)))
+        .collect()
+    }
+
+    /// Checks every output of the arithmetic on `a` (magnitude `ma`) and `b` (magnitude `mb`).
+    fn check(a: &F, ma: u32, b: &F, mb: u32) {
+        let p = p();
+        let (va, vb) = (raw(a) % &p, raw(b) % &p);
+        if ma <= 8 && mb <= 8 {
+            let m = a.mul(b);
+            assert!(
+                m.has_magnitude(1),
+                "mul output magnitude 1: {:?}",
+                m.limbs()
+            );
+            assert_eq!(
+                raw(&m) % &p,
+                (&va * &vb) % &p,
+                "mul {:?} {:?}",
+                a.limbs(),
+                b.limbs()
+            );
+            let s = a.square();
+            assert!(s.has_magnitude(1), "square output magnitude 1");
+            assert_eq!(raw(&s) % &p, (&va * &va) % &p, "square {:?}", a.limbs());
+        }
+        if ma + mb <= 32 {
+            assert_eq!(raw(&a.add(b)) % &p, (&va + &vb) % &p);
+        }
+        if ma < 32 {
+            let n = a.negate(ma);
+            assert!(n.has_magnitude(ma + 1), "negate magnitude");
+            assert_eq!(raw(&n) % &p, (&p - &va) % &p);
+        }
+        let w = a.normalize_weak();
+        assert!(w.has_magnitude(1));
+        assert_eq!(raw(&w) % &p, va);
+        let n = a.normalize();
+        assert!(
+            n.is_normalized_repr(),
+            "normalize is canonical: {:?}",
+            n.limbs()
+        );
+        assert_eq!(raw(&n), va);
+        assert_eq!(n.to_bytes(), bytes_from_big(&va));
+        assert_eq!(a.normalizes_to_zero(), va.is_zero());
+        assert_eq!(n.is_zero(), va.is_zero());
+        assert_eq!(n.is_odd(), va.bit(0));
+    }
+
+    #[test]
+    fn field_10x26_edge_values() {
+        let p = p();
+        let e = edges();
+        for a in &e {
+            assert_eq!(raw(a), big_from_bytes(&a.to_bytes()));
+            assert_eq!(F::limbs_overflow(&a.limbs()), raw(a) >= p);
+            for b in &e {
+                check(a, 1, b, 1);
+            }
+        }
+        // p and 0 in their canonical and unnormalized forms.
+        assert!(F::from_bytes_unchecked(&bytes_from_big(&p)).normalizes_to_zero());
+        assert!(F::ZERO.negate(0).normalizes_to_zero());
+        assert!(F::ZERO.negate(30).normalize().is_zero());
+        assert!(F::from_u64(0).is_normalized_repr() && F::ONE.is_normalized_repr());
+    }
+
+    #[test]
+    fn field_10x26_max_magnitudes() {
+        for m in [1u32, 2, 4, 8, 16, 31, 32] {
+            let a = max_limbs(m);
+            for mb in [1u32, 8] {
+                check(&a, m, &max_limbs(mb), mb);
+            }
+        }
+        // Multiples of p at every magnitude: 2k·p normalizes to 0, 2k·p + 1 to 1.
+        for k in 1..=31u32 {
+            let z = F::ZERO.negate(k - 1);
+            assert!(z.normalizes_to_zero() && z.normalize().is_zero(), "2·{k}·p");
+            let one = z.add(&F::ONE);
+            assert!(!one.normalizes_to_zero());
+            assert_eq!(one.normalize().limbs(), F::ONE.limbs());
+        }
+    }
+
+    #[test]
+    fn field_10x26_random_limbs() {
+        let mut rng = rng();
+        for _ in 0..3000 * common::scale() {
+            let (ma, mb) = (rng.gen_range(0..=32), rng.gen_range(0..=8));
+            let (a, b) = (random_limbs(&mut rng, ma), random_limbs(&mut rng, mb));
+            check(&a, ma, &b, mb);
+            let ma = ma.min(8);
+            check(&random_limbs(&mut rng, ma), ma, &b, mb);
+        }
+    }
+
+    #[test]
+    fn field_10x26_words_round_trip() {
+        let mut rng = rng();
+        for _ in 0..1000 {
+            let mut w = [0u64; 4];
+            for x in &mut w {
+                *x = rng.gen();
+            }
+            let f = F::from_u64x4(&w);
+            assert!(f.has_magnitude(1));
+            assert_eq!(f.to_u64x4(), w);
+            assert_eq!(F::from_u64(w[0]).to_u64x4(), [w[0], 0, 0, 0]);
         }
     }
 }

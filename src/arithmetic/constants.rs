@@ -4,7 +4,7 @@
 //! Constants are written as big-endian hex, as in SEC 2 and libsecp256k1, and turned
 //! into limbs at compile time by [`fe_from_hex`].
 
-use super::field::{FieldElement, FieldElement5x52};
+use super::field::{FieldElement, Repr};
 
 /// Parses 64 hex digits (big-endian) at compile time into 32 bytes.
 ///
@@ -38,9 +38,7 @@ const fn hex_digit(c: u8) -> u8 {
 /// At compile time if the string is not 64 hex digits; in debug builds also if the
 /// value is `≥ p`.
 pub const fn fe_from_hex(s: &str) -> FieldElement {
-    FieldElement::from_limbs_unchecked(
-        FieldElement5x52::from_bytes_unchecked(&bytes_from_hex(s)).limbs(),
-    )
+    FieldElement::from_limbs_unchecked(Repr::from_bytes_unchecked(&bytes_from_hex(s)).limbs())
 }
 
 /// x of the generator G (SEC 2 v2, section 2.4.1, "sec256k1" base point in
@@ -73,7 +71,7 @@ pub const LAMBDA_BYTES: [u8; 32] =
 
 /// The curve constant b in y² = x³ + 7.
 #[cfg(any(test, feature = "internals"))]
-pub const CURVE_B: FieldElement = FieldElement::from_limbs_unchecked([7, 0, 0, 0, 0]);
+pub const CURVE_B: FieldElement = FieldElement::from_limbs_unchecked(Repr::from_u64(7).limbs());
 
 #[cfg(test)]
 mod tests {

@@ -1,13 +1,26 @@
 //! The field of secp256k1 coordinates, integers mod p = 2^256 − 2^32 − 977.
 //!
 //! [`FieldElement`] carries the contract; the limb kernels live in
-//! [`FieldElement5x52`] one level down, and operations built from other operations
+//! [`Repr`] one level down, and operations built from other operations
 //! (inversion, square root, batch inversion) live here, above the limbs.
+//!
+//! # Representation
+//! One of two limb layouts, chosen at compile time:
+//! - `FieldElement5x52` (five `u64` limbs, radix 2^52, `u128` products): the default, for
+//!   targets with a 64×64→128-bit multiply;
+//! - `FieldElement10x26` (ten `u32` limbs, radix 2^26, `u32 × u32 → u64` products) under
+//!   `cfg(nostr_verify_field32)`, which build.rs sets on wasm32 (no 128-bit products: `u128`
+//!   multiplications become `__multi3` calls) and, for testing natively, when
+//!   `NOSTR_VERIFY_FIELD32=1` is set at build time (`docs/arithmetic.md`, "The 10×26
+//!   representation").
+//!
+//! Both have the same contract (below); [`Limbs`], [`LIMB_BITS`] and [`TOP_LIMB_BITS`] say
+//! which one is compiled in.
 //!
 //! # Magnitude
 //! Elements are kept lazily reduced. An element of *magnitude m* has limbs at most `m`
 //! times (roughly) as large as a reduced one, and any value `< 2^256`-ish multiple of p
-//! may be present (see [`FieldElement5x52`] for the exact limb bounds). Additions add
+//! may be present (see [`Repr`] for the exact limb bounds). Additions add
 //! magnitudes; [`FieldElement::mul`] and [`FieldElement::square`] accept magnitude ≤ 8
 //! and return magnitude 1; no element may exceed magnitude 32. Each method states its
 //! rule under `# Magnitude`. In debug builds every rule is asserted at run time
@@ -17,19 +30,55 @@
 //! The `_vartime` operations (inversion, square root, batch inversion, `eq_vartime`)
 //! branch on their inputs. The crate only ever feeds them public data.
 
+#[cfg(nostr_verify_field32)]
+mod field_10x26;
+#[cfg(not(nostr_verify_field32))]
 mod field_5x52;
 
 #[cfg(debug_assertions)]
 mod checked;
 
+#[cfg(nostr_verify_field32)]
+pub use field_10x26::FieldElement10x26;
+#[cfg(not(nostr_verify_field32))]
 pub use field_5x52::FieldElement5x52;
+
+/// The limb representation compiled in: `FieldElement5x52` by default,
+/// `FieldElement10x26` under `cfg(nostr_verify_field32)`.
+#[cfg(not(nostr_verify_field32))]
+pub type Repr = FieldElement5x52;
+/// The limb representation compiled in: `FieldElement5x52` by default,
+/// `FieldElement10x26` under `cfg(nostr_verify_field32)`.
+#[cfg(nostr_verify_field32)]
+pub type Repr = FieldElement10x26;
+
+/// One limb of [`Repr`].
+#[cfg(not(nostr_verify_field32))]
+pub type Limb = u64;
+/// One limb of [`Repr`].
+#[cfg(nostr_verify_field32)]
+pub type Limb = u32;
+
+/// How many limbs [`Repr`] has (5 or 10).
+pub const LIMB_COUNT: usize = if cfg!(nostr_verify_field32) { 10 } else { 5 };
+/// The radix of [`Repr`] in bits (52 or 26): limb i is worth `2^(LIMB_BITS·i)`.
+#[cfg(any(test, feature = "internals"))]
+pub const LIMB_BITS: u32 = if cfg!(nostr_verify_field32) { 26 } else { 52 };
+/// The width of a normalized top limb (48 or 22): `LIMB_BITS·(LIMB_COUNT − 1) +
+/// TOP_LIMB_BITS = 256`.
+#[cfg(any(test, feature = "internals"))]
+pub const TOP_LIMB_BITS: u32 = 256 - LIMB_BITS * (LIMB_COUNT as u32 - 1);
+
+/// The limbs of a [`FieldElement`], little-endian ([`FieldElement::raw_limbs`]).
+pub type Limbs = [Limb; LIMB_COUNT];
 
 #[cfg(debug_assertions)]
 type Inner = checked::FieldElementChecked;
 #[cfg(not(debug_assertions))]
-type Inner = FieldElement5x52;
+type Inner = Repr;
 
-/// An element of the secp256k1 base field, 5×52-bit limbs, lazily reduced.
+/// An element of the secp256k1 base field in [`Repr`]'s limbs (5×52 or 10×26 bits), lazily
+/// reduced.
 ///
 /// See the [module docs](self) for the magnitude rules. `PartialEq` compares values
 /// (any magnitudes, like [`FieldElement::eq_vartime`]).
@@ -60,13 +109,13 @@ impl PartialEq for FieldElement {
 
 impl Eq for FieldElement {}
 
-/// The limb-level operations shared by both inner representations; `FieldElement5x52`
-/// in release builds (no bookkeeping) and `checked::FieldElementChecked` in debug.
+/// The limb-level operations shared by both inner types; [`Repr`] in release builds (no
+/// bookkeeping) and `checked::FieldElementChecked` in debug.
 #[cfg(not(debug_assertions))]
-impl FieldElement5x52 {
+impl Repr {
     #[inline(always)]
     #[cfg(any(test, feature = "internals"))]
-    fn from_limbs_magnitude_unchecked(l: [u64; 5], _magnitude: u32) -> Self {
+    fn from_limbs_magnitude_unchecked(l: Limbs, _magnitude: u32) -> Self {
         Self::from_limbs(l)
     }
     #[inline(always)]
@@ -82,6 +131,24 @@ impl FieldElement5x52 {
             Some(inner)
         }
     }
+}
+
+/// Four little-endian-ordered u64 words of 32 big-endian bytes.
+#[inline(always)]
+const fn be_words(b: &[u8; 32]) -> [u64; 4] {
+    let mut w = [0u64; 4];
+    let mut i = 0;
+    while i < 4 {
+        let mut x = 0u64;
+        let mut j = 0;
+        while j < 8 {
+            x = (x << 8) | b[24 - 8 * i + j] as u64;
+            j += 1;
+        }
+        w[i] = x;
+        i += 1;
+    }
+    w
 }
 
 /// `w^(−1) mod p` for little-endian words `w < p` (0 maps to 0): safegcd, the crate's one
@@ -158,15 +225,15 @@ pub(crate) fn sqrt_chain<T: ChainOps>(x1: T) -> T {
 }
 
 impl FieldElement {
-    /// Byte offset of the five `u64` limbs ([`FieldElement::raw_limbs`]) inside a
+    /// Byte offset of the limbs ([`FieldElement::raw_limbs`]) inside a
     /// `FieldElement`, for code that reads many elements with vector gathers. Taken from the
     /// actual layout (`offset_of!`), so it holds for the debug build's checked wrapper too.
     #[cfg(not(debug_assertions))]
     // Read only by the IFMA arm's gathers.
     #[cfg_attr(not(nostr_verify_ifma), allow(dead_code))]
     pub(crate) const LIMBS_OFFSET: usize =
-        core::mem::offset_of!(Self, 0) + core::mem::offset_of!(FieldElement5x52, 0);
-    /// Byte offset of the five `u64` limbs ([`FieldElement::raw_limbs`]) inside a
+        core::mem::offset_of!(Self, 0) + core::mem::offset_of!(Repr, 0);
+    /// Byte offset of the limbs ([`FieldElement::raw_limbs`]) inside a
     /// `FieldElement`, for code that reads many elements with vector gathers. Taken from the
     /// actual layout (`offset_of!`), so it holds for the debug build's checked wrapper too.
     #[cfg(debug_assertions)]
@@ -174,7 +241,7 @@ impl FieldElement {
     #[cfg_attr(not(nostr_verify_ifma), allow(dead_code))]
     pub(crate) const LIMBS_OFFSET: usize = core::mem::offset_of!(Self, 0)
         + checked::FieldElementChecked::INNER_OFFSET
-        + core::mem::offset_of!(FieldElement5x52, 0);
+        + core::mem::offset_of!(Repr, 0);
 
     /// Zero (normalized, magnitude 0: `ZERO.negate(0)` is valid and gives 2p).
     pub const ZERO: Self = Self(Inner::ZERO);
@@ -218,49 +285,51 @@ impl FieldElement {
         Self(Inner::from_u64(v))
     }
 
-    /// Wraps five radix-2^52 limbs (little-endian: value = ∑ `l[i]`·2^(52·i)).
+    /// Wraps [`Repr`] limbs (little-endian: value = ∑ `l[i]`·2^(`LIMB_BITS`·i)).
     ///
-    /// The caller guarantees they are normalized: each limb `< 2^52`, the top limb
-    /// `< 2^48` and the value `< p` (asserted in debug builds, also in const context).
+    /// The caller guarantees they are normalized: each limb `< 2^LIMB_BITS`, the top limb
+    /// `< 2^TOP_LIMB_BITS` and the value `< p` (asserted in debug builds, also in const
+    /// context).
     ///
     /// # Magnitude
     /// Normalized.
     #[inline(always)]
-    pub const fn from_limbs_unchecked(l: [u64; 5]) -> Self {
+    pub const fn from_limbs_unchecked(l: Limbs) -> Self {
         #[cfg(debug_assertions)]
         {
             Self(checked::FieldElementChecked::from_limbs_unchecked(l))
         }
         #[cfg(not(debug_assertions))]
         {
-            Self(FieldElement5x52::from_limbs(l))
+            Self(Repr::from_limbs(l))
         }
     }
 
-    /// Wraps radix-2^52 limbs of magnitude at most `magnitude` (≤ 32), e.g. the output
+    /// Wraps [`Repr`] limbs of magnitude at most `magnitude` (≤ 32), e.g. the output
     /// of a SIMD kernel that does not normalize. The caller guarantees the limb bounds
-    /// of [`FieldElement5x52`] for that magnitude (asserted in debug builds).
+    /// of [`Repr`] for that magnitude (asserted in debug builds).
     ///
     /// # Magnitude
     /// `magnitude`, not normalized.
     #[inline(always)]
     #[cfg(any(test, feature = "internals"))]
-    pub fn from_limbs_magnitude_unchecked(l: [u64; 5], magnitude: u32) -> Self {
+    pub fn from_limbs_magnitude_unchecked(l: Limbs, magnitude: u32) -> Self {
         Self(Inner::from_limbs_magnitude_unchecked(l, magnitude))
     }
 
-    /// The limbs of the canonical value (each `< 2^52`, top `< 2^48`, value `< p`).
+    /// The limbs of the canonical value (each `< 2^LIMB_BITS`, top `< 2^TOP_LIMB_BITS`,
+    /// value `< p`).
     ///
     /// # Magnitude
     /// Accepts magnitude ≤ 32.
     #[inline(always)]
-    pub fn to_limbs_normalized(&self) -> [u64; 5] {
+    pub fn to_limbs_normalized(&self) -> Limbs {
         self.normalize().0.inner().limbs()
     }
 
     /// The limbs as stored, in whatever magnitude the element has (no reduction).
     #[inline(always)]
-    pub fn raw_limbs(&self) -> [u64; 5] {
+    pub fn raw_limbs(&self) -> Limbs {
         self.0.inner().limbs()
     }
 
@@ -352,7 +421,7 @@ impl FieldElement {
     /// # Magnitude
     /// Requires normalized (asserted in debug builds).
     #[inline(always)]
-    #[cfg(any(test, feature = "internals"))]
+    #[cfg(any(test, feature = "internals", nostr_verify_field32))]
     pub fn is_odd(&self) -> bool {
         self.0.is_odd()
     }
@@ -421,18 +490,26 @@ impl FieldElement {
     /// The number of divstep batches and the work inside each depend on the input.
     #[inline]
     pub fn invert_vartime(&self) -> Self {
-        let w = FieldElement5x52::from_limbs(self.to_limbs_normalized()).to_u64x4();
-        Self::from_u64x4_normalized(&invert_words_vartime(&w))
+        Self::from_u64x4_normalized(&invert_words_vartime(&self.canonical_words()))
     }
 
     /// Wraps four little-endian words of a value `< p` (checked in debug builds through the
-    /// limb bounds): the radix-2^52 regrouping of [`FieldElement5x52::from_u64x4`].
+    /// limb bounds): the regrouping of [`Repr::from_u64x4`].
     ///
     /// # Magnitude
     /// Normalized.
     #[inline(always)]
     pub(crate) fn from_u64x4_normalized(w: &[u64; 4]) -> Self {
-        Self::from_limbs_unchecked(FieldElement5x52::from_u64x4(w).limbs())
+        Self::from_limbs_unchecked(Repr::from_u64x4(w).limbs())
+    }
+
+    /// The canonical value (`< p`) as four little-endian words.
+    ///
+    /// # Magnitude
+    /// Accepts magnitude ≤ 32.
+    #[inline(always)]
+    pub(crate) fn canonical_words(&self) -> [u64; 4] {
+        Repr::from_limbs(self.to_limbs_normalized()).to_u64x4()
     }
 
     /// A square root of `self`, or `None` if `self` is not a square mod p.
@@ -511,7 +588,7 @@ impl FieldElement {
     /// Zero test on the stored limbs (used only where zeros were stored as `ZERO`).
     #[inline(always)]
     fn is_zero_raw(&self) -> bool {
-        self.raw_limbs() == [0; 5]
+        self.raw_limbs() == [0; LIMB_COUNT]
     }
 }
 

@@ -280,7 +280,7 @@ impl JacobianPoint {
     /// # Variable time
     /// Branches on the identity and the exceptional cases.
     #[rustfmt::skip]
-    #[cfg(any(test, feature = "internals"))]
+    #[cfg(any(test, feature = "internals", nostr_verify_field32))]
     pub fn add_affine_vartime(&self, b: &AffinePoint) -> Self {
         if b.infinity {
             return *self;

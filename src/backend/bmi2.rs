@@ -25,6 +25,7 @@
 use super::portable::{self, PairBuf};
 use crate::arithmetic::field::FieldElement;
 use crate::arithmetic::group::AffinePoint;
+#[cfg(not(nostr_verify_field32))]
 use crate::arithmetic::words::WordPoint;
 
 /// Proof that the running CPU has `bmi2` and `adx`.
@@ -68,6 +69,7 @@ fn add_gather(
 }
 
 #[target_feature(enable = "bmi2,adx")]
+#[cfg(not(nostr_verify_field32))]
 fn add_gather_words(
     src: &[WordPoint],
     pairs: &[[u32; 2]],
@@ -139,6 +141,7 @@ pub(crate) fn add_affine_pairs_gather_vartime(
 
 /// [`crate::backend::Backend::add_word_pairs_gather_vartime`] on the portable arm's BMI2/ADX
 /// build (same contract; lengths already checked, each index when its pair is read).
+#[cfg(not(nostr_verify_field32))]
 pub(crate) fn add_word_pairs_gather_vartime(
     _cpu: Detected,
     src: &[WordPoint],

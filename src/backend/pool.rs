@@ -5,6 +5,7 @@
 use super::{selected, Backend, PairScratch};
 use crate::arithmetic::field::FieldElement;
 use crate::arithmetic::group::AffinePoint;
+#[cfg(not(nostr_verify_field32))]
 use crate::arithmetic::words::WordPoint;
 
 /// Work generic over the pool's point type, run by [`Backend::with_pool`] with the type the
@@ -18,13 +19,15 @@ pub trait PoolJob {
 
 impl Backend {
     /// Runs `job` with this backend's pool point type: [`AffinePoint`] on the IFMA arm (its
-    /// kernels gather 52-bit limbs), [`WordPoint`] on the portable arms.
+    /// kernels gather 52-bit limbs), [`WordPoint`] on the portable arms; under
+    /// `cfg(nostr_verify_field32)` [`AffinePoint`] (10×26-bit limbs, what the portable kernels
+    /// compute in there) on every arm.
     pub fn with_pool<J: PoolJob>(self, job: J) -> J::Output {
+        #[cfg(not(nostr_verify_field32))]
         if self.pool_in_words() {
-            job.run::<WordPoint>(self)
-        } else {
-            job.run::<AffinePoint>(self)
+            return job.run::<WordPoint>(self);
         }
+        job.run::<AffinePoint>(self)
     }
 }
 
@@ -101,6 +104,7 @@ impl PoolPoint for AffinePoint {
     }
 }
 
+#[cfg(not(nostr_verify_field32))]
 impl PoolPoint for WordPoint {
     const IDENTITY: Self = WordPoint::IDENTITY;
     #[inline(always)]
@@ -144,5 +148,5 @@ impl PoolPoint for WordPoint {
 #[inline(always)]
 fn same_limbs(a: &FieldElement, b: &FieldElement) -> bool {
     let (a, b) = (a.raw_limbs(), b.raw_limbs());
-    a[0] == b[0] && a[1] == b[1] && a[2] == b[2] && a[3] == b[3] && a[4] == b[4]
+    a.iter().zip(&b).fold(0, |acc, (x, y)| acc | (x ^ y)) == 0
 }

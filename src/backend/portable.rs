@@ -9,7 +9,8 @@
 
 use crate::arithmetic::field::FieldElement;
 use crate::arithmetic::group::AffinePoint;
-use crate::arithmetic::words::FieldElement4x64 as F;
+use crate::arithmetic::kernel::KernelField as F;
+#[cfg(not(nostr_verify_field32))]
 use crate::arithmetic::words::WordPoint;
 
 /// See [`crate::backend::lift_x_many_vartime`]; lengths already checked. Baseline build.
@@ -21,7 +22,8 @@ pub(crate) fn lift_x_many_vartime(xs: &[FieldElement], ys: &mut [FieldElement], 
 /// CPU (`docs/backend.md`, "Performance").
 const LIFT_LANES: usize = 4;
 
-/// x³ + 7 in 4×64-bit words.
+/// x³ + 7 in the kernels' representation ([`F`]: 4×64-bit words, or 10×26-bit limbs under
+/// `cfg(nostr_verify_field32)`).
 #[inline(always)]
 fn curve_rhs(x: &FieldElement) -> F {
     let x = F::from_fe(x);
@@ -133,6 +135,7 @@ pub(crate) fn add_affine_pairs_gather_vartime(
 /// ([`crate::arithmetic::words::WordPoint`], the portable arm's Pippenger pool): no conversion on the
 /// way in, and only the reduction to canonical words on the way out. Inlined into each build.
 #[inline(always)]
+#[cfg(not(nostr_verify_field32))]
 pub(crate) fn add_word_pairs_gather_vartime(
     src: &[WordPoint],
     pairs: &[[u32; 2]],

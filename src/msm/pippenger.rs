@@ -37,7 +37,7 @@
 
 use super::recode::{signed_digits_u128, windows_u128};
 use crate::arithmetic::group::{AffinePoint, JacobianPoint};
-use crate::arithmetic::words::Jacobian4x64;
+use crate::arithmetic::kernel::KernelJacobian;
 use crate::backend::{self, PoolJob, PoolPoint};
 use std::any::Any;
 
@@ -89,11 +89,13 @@ impl Pools {
             .typed::<crate::arithmetic::group::AffinePoint>()
             .pool
             .len();
-        let w = self
-            .typed::<crate::arithmetic::words::WordPoint>()
-            .pool
-            .len();
-        a.max(w)
+        #[cfg(not(nostr_verify_field32))]
+        let a = a.max(
+            self.typed::<crate::arithmetic::words::WordPoint>()
+                .pool
+                .len(),
+        );
+        a
     }
 
     /// The buffers for points of type `P`, made on first use.
@@ -275,16 +277,17 @@ pub fn msm_two_threads_vartime(
 }
 
 /// `Σ_w 2^(cw)·S_w` by Horner's rule, c doublings per window, in 4×64-bit words
-/// ([`Jacobian4x64`]).
+/// ([`KernelJacobian`]: 4×64-bit words, or 10×26-bit limbs under
+/// `cfg(nostr_verify_field32)`).
 fn horner(sums: &[JacobianPoint], c: usize) -> JacobianPoint {
-    let mut acc = Jacobian4x64::IDENTITY;
+    let mut acc = KernelJacobian::IDENTITY;
     for sum in sums.iter().rev() {
         if !acc.is_infinity() {
             for _ in 0..c {
                 acc = acc.double_vartime();
             }
         }
-        acc = acc.add_vartime(&Jacobian4x64::from_jacobian(sum));
+        acc = acc.add_vartime(&KernelJacobian::from_jacobian(sum));
     }
     acc.to_jacobian()
 }
@@ -703,6 +706,7 @@ fn scatter_doublings(
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(not(nostr_verify_field32))]
     use crate::arithmetic::words::WordPoint;
     use crate::msm::tests::{naive, random_terms};
 
@@ -789,6 +793,7 @@ mod tests {
             let got = reduce_buckets_in::<AffinePoint>(b, slots, half, len, buckets);
             all.push((format!("affine pool, {}", b.name()), got));
         }
+        #[cfg(not(nostr_verify_field32))]
         for b in backend::Backend::available() {
             let got = reduce_buckets_in::<WordPoint>(b, slots, half, len, buckets);
             all.push((format!("word pool, {}", b.name()), got));
@@ -1122,6 +1127,7 @@ mod tests {
             assert_eq!(start, vec![0, 1, 1, 2, 3]);
         }
         check::<AffinePoint>();
+        #[cfg(not(nostr_verify_field32))]
         check::<WordPoint>();
     }
 
@@ -1144,6 +1150,7 @@ mod tests {
         }
         let mut work = Work::default();
         let mut aff = Typed::<AffinePoint>::default();
+        #[cfg(not(nostr_verify_field32))]
         let mut words = Typed::<WordPoint>::default();
         for (c, n) in [(2usize, 9usize), (4, 40), (5, 130), (7, 300), (9, 700)] {
             let (mut pts, mut ks) = random_terms(n, 1000 + c as u64);
@@ -1155,6 +1162,7 @@ mod tests {
             ks[4] = ks[0];
             pts[5] = pts[6];
             let want = naive(&pts, &ks);
+            #[cfg(not(nostr_verify_field32))]
             for b in backend::Backend::available() {
                 let got = sums(b, &pts, &ks, c, &mut work, &mut words);
                 assert!(got.eq_vartime(&want), "word pool, {} c {c} n {n}", b.name());

@@ -17,7 +17,7 @@
 use super::recode::{wnaf_u128, WNAF_U128_DIGITS};
 use super::table::odd_multiples_vartime;
 use crate::arithmetic::group::{AffinePoint, JacobianPoint};
-use crate::arithmetic::words::{FieldElement4x64, Jacobian4x64};
+use crate::arithmetic::kernel::{KernelField, KernelJacobian};
 
 /// Reusable buffers for [`msm_vartime`].
 #[derive(Debug, Default)]
@@ -26,8 +26,8 @@ pub struct Scratch {
     naf: Vec<[i8; WNAF_U128_DIGITS]>,
     jac: Vec<JacobianPoint>,
     table: Vec<AffinePoint>,
-    /// The table in 4×64-bit words: `(x, y, −y)` of every entry.
-    words: Vec<[FieldElement4x64; 3]>,
+    /// The table in the kernels' representation: `(x, y, −y)` of every entry.
+    words: Vec<[KernelField; 3]>,
 }
 
 /// `Σ scalars[i]·points[i]` by interleaved wNAF with window `w` (2 ≤ w ≤ 7).
@@ -59,15 +59,16 @@ pub fn msm_vartime(
     }
     let tlen = 1usize << (w - 2);
     odd_multiples_vartime(&s.live, tlen, &mut s.jac, &mut s.table);
-    // The doubling chain and its additions run in 4×64-bit words (Jacobian4x64), whose
+    // The doubling chain and its additions run in 4×64-bit words (KernelJacobian; 10×26-bit
+    // limbs under cfg(nostr_verify_field32), `arithmetic::kernel`), whose
     // multiplications are about 1.6× faster than the 5×52-bit limbs' in a baseline build
     // (what ARM runs); the table is converted once, with −y beside y.
     s.words.clear();
     s.words.extend(s.table.iter().map(|p| {
-        let y = FieldElement4x64::from_fe(&p.y);
-        [FieldElement4x64::from_fe(&p.x), y, y.neg()]
+        let y = KernelField::from_fe(&p.y);
+        [KernelField::from_fe(&p.x), y, y.neg()]
     }));
-    let mut acc = Jacobian4x64::IDENTITY;
+    let mut acc = KernelJacobian::IDENTITY;
     for i in (0..bits).rev() {
         if !acc.is_infinity() {
             acc = acc.double_vartime();

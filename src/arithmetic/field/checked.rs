@@ -1,21 +1,22 @@
 //! Debug-build field element that tracks magnitude and normalization.
 //!
-//! In debug builds [`super::FieldElement`] wraps this type instead of the bare
-//! [`FieldElement5x52`], so every test run in debug checks every magnitude rule of the
+//! In debug builds [`super::FieldElement`] wraps this type instead of the bare limbs
+//! ([`Repr`]: 5×52 or, under `cfg(nostr_verify_field32)`, 10×26, which have the same bounds
+//! in their own radix), so every test run in debug checks every magnitude rule of the
 //! contract (the role `VERIFY` plays in libsecp256k1 and `field_impl.rs` in k256). In
 //! release builds this module is not compiled and the bookkeeping costs nothing.
 
-use super::field_5x52::FieldElement5x52;
+use super::{Limbs, Repr};
 
-/// Largest magnitude any element may carry (limbs < 2^58).
+/// Largest magnitude any element may carry (limbs < 2^58 in 5×52, < 2^32 in 10×26).
 pub(crate) const MAX_MAGNITUDE: u32 = 32;
 /// Largest input magnitude of `mul` and `square`.
 pub(crate) const MAX_MUL_MAGNITUDE: u32 = 8;
 
-/// [`FieldElement5x52`] plus its magnitude and whether it is normalized.
+/// [`Repr`] plus its magnitude and whether it is normalized.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct FieldElementChecked {
-    inner: FieldElement5x52,
+    inner: Repr,
     magnitude: u32,
     normalized: bool,
 }
@@ -24,12 +25,12 @@ impl FieldElementChecked {
     /// Byte offset of the limbs inside this type (see `FieldElement::LIMBS_OFFSET`).
     #[cfg_attr(not(nostr_verify_ifma), allow(dead_code))]
     pub(crate) const INNER_OFFSET: usize = core::mem::offset_of!(Self, inner);
-    pub(crate) const ZERO: Self = Self::new_const(FieldElement5x52::ZERO, 0, true);
-    pub(crate) const ONE: Self = Self::new_const(FieldElement5x52::ONE, 1, true);
+    pub(crate) const ZERO: Self = Self::new_const(Repr::ZERO, 0, true);
+    pub(crate) const ONE: Self = Self::new_const(Repr::ONE, 1, true);
 
     /// Wraps limbs and asserts that they respect the stated magnitude (and, if
     /// `normalized`, that they are canonical).
-    const fn new_const(inner: FieldElement5x52, magnitude: u32, normalized: bool) -> Self {
+    const fn new_const(inner: Repr, magnitude: u32, normalized: bool) -> Self {
         assert!(magnitude <= MAX_MAGNITUDE, "field: magnitude above 32");
         assert!(
             inner.has_magnitude(magnitude),
@@ -47,32 +48,32 @@ impl FieldElementChecked {
     }
 
     #[inline(always)]
-    fn new(inner: FieldElement5x52, magnitude: u32, normalized: bool) -> Self {
+    fn new(inner: Repr, magnitude: u32, normalized: bool) -> Self {
         Self::new_const(inner, magnitude, normalized)
     }
 
     #[inline(always)]
-    pub(crate) fn inner(&self) -> &FieldElement5x52 {
+    pub(crate) fn inner(&self) -> &Repr {
         &self.inner
     }
 
-    pub(crate) const fn from_limbs_unchecked(l: [u64; 5]) -> Self {
-        Self::new_const(FieldElement5x52::from_limbs(l), 1, true)
+    pub(crate) const fn from_limbs_unchecked(l: Limbs) -> Self {
+        Self::new_const(Repr::from_limbs(l), 1, true)
     }
 
     #[cfg(any(test, feature = "internals"))]
-    pub(crate) fn from_limbs_magnitude_unchecked(l: [u64; 5], magnitude: u32) -> Self {
-        Self::new(FieldElement5x52::from_limbs(l), magnitude, false)
+    pub(crate) fn from_limbs_magnitude_unchecked(l: Limbs, magnitude: u32) -> Self {
+        Self::new(Repr::from_limbs(l), magnitude, false)
     }
 
     #[cfg(any(test, feature = "internals"))]
     pub(crate) fn from_bytes_unchecked(b: &[u8; 32]) -> Self {
-        Self::new(FieldElement5x52::from_bytes_unchecked(b), 1, false)
+        Self::new(Repr::from_bytes_unchecked(b), 1, false)
     }
 
     pub(crate) fn from_bytes(b: &[u8; 32]) -> Option<Self> {
-        let inner = FieldElement5x52::from_bytes_unchecked(b);
-        if FieldElement5x52::limbs_overflow(&inner.limbs()) {
+        let inner = Repr::from_bytes_unchecked(b);
+        if Repr::limbs_overflow(&inner.limbs()) {
             None
         } else {
             Some(Self::new(inner, 1, true))
@@ -80,10 +81,10 @@ impl FieldElementChecked {
     }
 
     pub(crate) fn from_u64(v: u64) -> Self {
-        Self::new(FieldElement5x52::from_u64(v), 1, true)
+        Self::new(Repr::from_u64(v), 1, true)
     }
 
-    #[allow(clippy::wrong_self_convention)] // mirrors FieldElement5x52::to_bytes
+    #[allow(clippy::wrong_self_convention)] // mirrors Repr::to_bytes
     pub(crate) fn to_bytes(&self) -> [u8; 32] {
         assert!(
             self.normalized,
@@ -162,7 +163,7 @@ impl FieldElementChecked {
         self.inner.is_zero()
     }
 
-    #[cfg(any(test, feature = "internals"))]
+    #[cfg(any(test, feature = "internals", nostr_verify_field32))]
     pub(crate) fn is_odd(&self) -> bool {
         assert!(self.normalized, "field: is_odd of a non-normalized element");
         self.inner.is_odd()
@@ -198,7 +199,9 @@ mod tests {
     #[test]
     #[should_panic(expected = "limbs exceed")]
     fn magnitude_claim_is_checked() {
-        let _ = FieldElementChecked::from_limbs_magnitude_unchecked([1 << 54, 0, 0, 0, 0], 1);
+        let mut l = [0; super::super::LIMB_COUNT];
+        l[0] = 1 << (super::super::LIMB_BITS + 2);
+        let _ = FieldElementChecked::from_limbs_magnitude_unchecked(l, 1);
     }
 
     #[test]

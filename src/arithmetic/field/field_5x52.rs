@@ -58,7 +58,7 @@ impl FieldElement5x52 {
     /// magnitude 1 (limbs < 2^52, top limb < 2^48), possibly `≥ p`.
     #[inline]
     pub const fn from_bytes_unchecked(b: &[u8; 32]) -> Self {
-        Self::from_u64x4(&be_words(b))
+        Self::from_u64x4(&super::be_words(b))
     }
 
     /// Regroups a 256-bit value given as four little-endian u64 words into radix-2^52
@@ -401,24 +401,6 @@ impl FieldElement5x52 {
         let r4 = (c as u64) + t4;
         Self([r0, r1, r2, r3, r4])
     }
-}
-
-/// Four little-endian-ordered u64 words of 32 big-endian bytes.
-#[inline(always)]
-const fn be_words(b: &[u8; 32]) -> [u64; 4] {
-    let mut w = [0u64; 4];
-    let mut i = 0;
-    while i < 4 {
-        let mut x = 0u64;
-        let mut j = 0;
-        while j < 8 {
-            x = (x << 8) | b[24 - 8 * i + j] as u64;
-            j += 1;
-        }
-        w[i] = x;
-        i += 1;
-    }
-    w
 }
 
 #[cfg(test)]

@@ -163,9 +163,9 @@ pub(super) fn reduce_batch_affine<T: PoolPoint>(
             &pool[run0 + lanes.start..run0 + lanes.end],
             &pool[sum0 + lanes.start..sum0 + lanes.end],
         );
-        // Σ_t t·R_t, in 4×64-bit words ([`Jacobian4x64`]).
-        let mut run = Jacobian4x64::IDENTITY;
-        let mut weighted = Jacobian4x64::IDENTITY;
+        // Σ_t t·R_t, in the kernels' representation ([`KernelJacobian`]).
+        let mut run = KernelJacobian::IDENTITY;
+        let mut weighted = KernelJacobian::IDENTITY;
         for r in running[1..].iter().rev() {
             if !r.is_identity() {
                 run = run.add_affine_vartime(&r.to_affine());

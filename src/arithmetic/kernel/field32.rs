@@ -1,0 +1,195 @@
+//! The kernels' field element and Jacobian point under `cfg(nostr_verify_field32)`: the
+//! 10×26-bit [`FieldElement`] and [`JacobianPoint`] behind the methods of
+//! `arithmetic::words::FieldElement4x64` and `arithmetic::words::Jacobian4x64` (not compiled
+//! under this cfg), so the kernels are written once.
+//!
+//! [`Field32`] keeps magnitude ≤ 1 between operations: `mul` and `square` return magnitude
+//! 1, and `add`, `sub` and `neg` weakly normalize their result (one carry pass), which keeps
+//! every input of the next multiplication within its bound of 8 without the kernels tracking
+//! magnitudes.
+
+use crate::arithmetic::field::{sqrt_chain, ChainOps, FieldElement, LIMB_COUNT};
+use crate::arithmetic::group::{AffinePoint, JacobianPoint};
+
+/// A field element of magnitude ≤ 1, with the word family's method names.
+#[derive(Clone, Copy, Debug)]
+pub struct Field32(FieldElement);
+
+impl Field32 {
+    /// Zero (all limbs 0: the pattern [`Field32::is_zero_pattern`] recognises).
+    pub const ZERO: Self = Self(FieldElement::ZERO);
+    /// One.
+    pub const ONE: Self = Self(FieldElement::ONE);
+
+    /// From a field element of any magnitude (one carry pass).
+    #[inline(always)]
+    pub fn from_fe(a: &FieldElement) -> Self {
+        Self(a.normalize_weak())
+    }
+
+    /// The normalized field element.
+    #[inline(always)]
+    pub fn to_fe(&self) -> FieldElement {
+        self.0.normalize()
+    }
+
+    /// `self · rhs`.
+    #[inline(always)]
+    #[allow(clippy::should_implement_trait)]
+    pub fn mul(&self, rhs: &Self) -> Self {
+        Self(self.0.mul(&rhs.0))
+    }
+
+    /// `self²`.
+    #[inline(always)]
+    pub fn square(&self) -> Self {
+        Self(self.0.square())
+    }
+
+    /// `self + rhs`.
+    #[inline(always)]
+    #[allow(clippy::should_implement_trait)]
+    pub fn add(&self, rhs: &Self) -> Self {
+        Self(self.0.add(&rhs.0).normalize_weak())
+    }
+
+    /// `self − rhs`.
+    #[inline(always)]
+    #[allow(clippy::should_implement_trait)]
+    pub fn sub(&self, rhs: &Self) -> Self {
+        Self(self.0.add(&rhs.0.negate(1)).normalize_weak())
+    }
+
+    /// `−self`.
+    #[inline(always)]
+    #[allow(clippy::should_implement_trait)]
+    pub fn neg(&self) -> Self {
+        Self(self.0.negate(1).normalize_weak())
+    }
+
+    /// Whether the value is 0 mod p.
+    #[inline(always)]
+    pub fn is_zero(&self) -> bool {
+        self.0.normalizes_to_zero()
+    }
+
+    /// Whether every limb is 0 (the canonical zero; any other zero is not this pattern).
+    #[inline(always)]
+    pub fn is_zero_pattern(&self) -> bool {
+        self.0.raw_limbs() == [0; LIMB_COUNT]
+    }
+
+    /// Whether the canonical value is odd.
+    #[inline(always)]
+    pub fn is_odd(&self) -> bool {
+        self.0.normalize().is_odd()
+    }
+
+    /// Equality mod p.
+    #[inline(always)]
+    pub fn eq_mod_p(&self, other: &Self) -> bool {
+        self.0.eq_vartime(&other.0)
+    }
+
+    /// `self^(−1)`; 0 maps to 0 ([`FieldElement::invert_vartime`]).
+    ///
+    /// # Variable time
+    /// Running time depends on the value.
+    pub fn invert_vartime(&self) -> Self {
+        Self(self.0.invert_vartime())
+    }
+
+    /// Square roots of `N` elements at once, the chains interleaved as in
+    /// `FieldElement4x64::sqrt_many_vartime`; `None` for a
+    /// non-residue.
+    ///
+    /// # Variable time
+    /// Only the final check branches (on public data).
+    #[inline(always)]
+    pub fn sqrt_many_vartime<const N: usize>(a: &[Self; N]) -> [Option<Self>; N] {
+        let Lanes(y) = sqrt_chain(Lanes(*a));
+        let mut out = [None; N];
+        for ((o, y), a) in out.iter_mut().zip(y).zip(a) {
+            *o = y.square().eq_mod_p(a).then_some(y);
+        }
+        out
+    }
+}
+
+/// `N` elements stepped through an exponentiation chain together.
+#[derive(Clone, Copy)]
+struct Lanes<const N: usize>([Field32; N]);
+
+impl<const N: usize> ChainOps for Lanes<N> {
+    #[inline(always)]
+    fn chain_square(&self) -> Self {
+        let mut r = self.0;
+        for v in r.iter_mut() {
+            *v = v.square();
+        }
+        Lanes(r)
+    }
+    #[inline(always)]
+    fn chain_mul(&self, rhs: &Self) -> Self {
+        let mut r = self.0;
+        for (v, w) in r.iter_mut().zip(&rhs.0) {
+            *v = v.mul(w);
+        }
+        Lanes(r)
+    }
+}
+
+/// A Jacobian point with `Jacobian4x64`'s method names.
+#[derive(Clone, Copy, Debug)]
+pub struct Jacobian32(JacobianPoint);
+
+impl Jacobian32 {
+    /// The identity.
+    pub const IDENTITY: Self = Self(JacobianPoint::IDENTITY);
+
+    /// From a Jacobian point.
+    #[inline(always)]
+    pub fn from_jacobian(p: &JacobianPoint) -> Self {
+        Self(*p)
+    }
+
+    /// To a Jacobian point.
+    #[inline(always)]
+    pub fn to_jacobian(&self) -> JacobianPoint {
+        self.0
+    }
+
+    /// Whether this is the identity.
+    #[inline(always)]
+    pub fn is_infinity(&self) -> bool {
+        self.0.is_infinity()
+    }
+
+    /// `2·self`.
+    #[inline(always)]
+    pub fn double_vartime(&self) -> Self {
+        Self(self.0.double_vartime())
+    }
+
+    /// `self + b`.
+    #[inline(always)]
+    pub fn add_vartime(&self, b: &Self) -> Self {
+        Self(self.0.add_vartime(&b.0))
+    }
+
+    /// `self + b` for an affine `b`.
+    #[inline(always)]
+    pub fn add_affine_vartime(&self, b: &AffinePoint) -> Self {
+        Self(self.0.add_affine_vartime(b))
+    }
+
+    /// `self + (bx, by)` for an affine point, not the identity.
+    #[inline(always)]
+    pub fn add_words_vartime(&self, bx: &Field32, by: &Field32) -> Self {
+        self.add_affine_vartime(&AffinePoint {
+            x: bx.0,
+            y: by.0,
+            infinity: false,
+        })
+    }
+}
