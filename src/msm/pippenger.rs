@@ -39,13 +39,17 @@ use super::recode::{signed_digits_u128, windows_u128};
 use crate::arithmetic::group::{AffinePoint, JacobianPoint};
 use crate::arithmetic::kernel::KernelJacobian;
 use crate::backend::{self, PoolJob, PoolPoint};
-use std::any::Any;
 
 mod reduce;
+mod scratch;
 pub use self::reduce::chunk_len;
+use self::reduce::reduce_batch_affine;
 #[cfg(test)]
 use self::reduce::reduce_serial;
-use self::reduce::{reduce_batch_affine, ReduceBuf};
+#[cfg(test)]
+use self::reduce::ReduceBuf;
+pub use self::scratch::Scratch;
+use self::scratch::{Pools, Typed, Work};
 
 /// The most pair additions handed to the backend in one call during accumulation: a round
 /// of all windows at a few thousand points holds tens of thousands of pairs, whose working
@@ -57,114 +61,6 @@ pub const PAIR_BLOCK: usize = 1024;
 /// The window width used for `n` points on the selected backend (its [`backend::MsmTuning`]).
 pub fn window_for(n: usize) -> usize {
     backend::msm_tuning().window_for(n)
-}
-
-/// Reusable buffers for [`msm_vartime`].
-#[derive(Debug, Default)]
-pub struct Scratch {
-    /// The buffers that do not hold points.
-    work: Work,
-    /// The point pools, one per representation a backend has asked for.
-    pools: Pools,
-}
-
-/// The buffers that hold points, one [`Typed`] per point type a backend chose
-/// ([`backend::with_pool`]); normally only one is ever made.
-#[derive(Default)]
-struct Pools(Vec<Box<dyn Any + Send>>);
-
-impl core::fmt::Debug for Pools {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("Pools")
-            .field("kinds", &self.0.len())
-            .finish()
-    }
-}
-
-impl Pools {
-    /// The most points any of the pools holds (for tests that must span several blocks).
-    #[cfg(test)]
-    fn largest(&mut self) -> usize {
-        let a = self
-            .typed::<crate::arithmetic::group::AffinePoint>()
-            .pool
-            .len();
-        #[cfg(not(nostr_verify_field32))]
-        let a = a.max(
-            self.typed::<crate::arithmetic::words::WordPoint>()
-                .pool
-                .len(),
-        );
-        a
-    }
-
-    /// The buffers for points of type `P`, made on first use.
-    fn typed<P: PoolPoint>(&mut self) -> &mut Typed<P> {
-        let i = match self.0.iter().position(|b| b.is::<Typed<P>>()) {
-            Some(i) => i,
-            None => {
-                self.0.push(Box::new(Typed::<P>::default()));
-                self.0.len() - 1
-            }
-        };
-        match self.0[i].downcast_mut::<Typed<P>>() {
-            Some(t) => t,
-            None => unreachable!("the pool at {i} holds Typed<P>"),
-        }
-    }
-}
-
-/// The buffers of [`Scratch`] that hold points, in one representation `T`.
-#[derive(Debug)]
-struct Typed<T> {
-    /// Every point a bucket can hold, by index: per input point the point and its negation
-    /// (index 2i, 2i + 1), then the sums of each accumulation round, appended, then the
-    /// reduction's running and weighted sums. Only grows:
-    /// slots past those written in the current call hold stale points and are never read.
-    pool: Vec<T>,
-    /// The bucket reduction's lanes and working memory.
-    reduce: ReduceBuf<T>,
-}
-
-impl<T> Default for Typed<T> {
-    fn default() -> Self {
-        Typed {
-            pool: Vec::new(),
-            reduce: ReduceBuf::default(),
-        }
-    }
-}
-
-/// The buffers of [`Scratch`] that do not hold points.
-#[derive(Debug, Default)]
-struct Work {
-    /// Per (point, window) with a non-zero digit: `(bucket, signed index)`, window by window:
-    /// window slot w's entries are `entries[w·N..][..win_len[w]]` for N points.
-    entries: Vec<(u32, u32)>,
-    win_len: Vec<u32>,
-    /// Bucket start offsets into the current round's indices (len = buckets + 1).
-    start: Vec<u32>,
-    next_start: Vec<u32>,
-    /// The current and the next round's active buckets (those that still pair up), as
-    /// indices into the pool; `PAIR_PAD` slots longer than the last bucket's end.
-    cur: Vec<u32>,
-    next: Vec<u32>,
-    /// The bucket numbers of the current and the next round's active buckets.
-    act: Vec<u32>,
-    next_act: Vec<u32>,
-    /// Per bucket, once it is down to one point: that point's index into the pool, or
-    /// [`NO_POINT`] for an empty bucket.
-    fin: Vec<u32>,
-    /// This round's additions: indices into the pool of the two points of each pair.
-    pair_idx: Vec<[u32; 2]>,
-    /// A block's exceptional pairs: doublings (slot in the block, point) and cancellations
-    /// (slot in the block).
-    dbl: Vec<(u32, JacobianPoint)>,
-    cancel: Vec<u32>,
-    dbl_jac: Vec<JacobianPoint>,
-    dbl_aff: Vec<AffinePoint>,
-    /// The pair additions' working memory.
-    pairs: backend::PairScratch,
 }
 
 /// The pairing copies a bucket's pairs in whole groups of `PAIR_GROUP`, reading and writing
