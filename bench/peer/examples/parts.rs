@@ -4,8 +4,9 @@
 //!
 //!   cargo run --release --manifest-path bench/peer/Cargo.toml --example parts
 
-use nostr_verify::arithmetic::field::{FieldElement, FieldElement4x64};
+use nostr_verify::arithmetic::field::FieldElement;
 use nostr_verify::arithmetic::group::AffinePoint;
+use nostr_verify::arithmetic::words::FieldElement4x64;
 use nostr_verify::backend::{self, Backend};
 use nostr_verify::msm;
 use nostr_verify_peer as peer;
