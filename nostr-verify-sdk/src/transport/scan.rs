@@ -25,7 +25,9 @@ pub(crate) fn is_json_ws(c: char) -> bool {
     matches!(c, ' ' | '\t' | '\n' | '\r')
 }
 
-/// `s` without JSON whitespace ([`is_json_ws`]) at either end.
+/// `s` without JSON whitespace (RFC 8259: space, tab, line feed, carriage return; nothing
+/// else, as serde_json, which parses the SDK's frames, rejects any other character there) at
+/// either end.
 pub fn trim_json(s: &str) -> &str {
     s.trim_matches(is_json_ws)
 }
