@@ -43,6 +43,19 @@ impl core::fmt::Display for LengthMismatch {
 
 impl std::error::Error for LengthMismatch {}
 
+/// `n` when `pubkeys`, `msgs` and `sigs` hold `n·32`, `n·32` and `n·64` bytes for one `n`.
+fn signature_count(pubkeys: &[u8], msgs: &[u8], sigs: &[u8]) -> Result<usize, LengthMismatch> {
+    let n = pubkeys.len() / 32;
+    if pubkeys.len() % 32 != 0 || msgs.len() != n * 32 || sigs.len() != n * 64 {
+        return Err(LengthMismatch {
+            pubkeys: pubkeys.len(),
+            msgs: msgs.len(),
+            sigs: sigs.len(),
+        });
+    }
+    Ok(n)
+}
+
 /// `verifySignatures` in plain Rust: one verdict byte per signature (1 valid, 0 not).
 ///
 /// # Errors
@@ -62,14 +75,7 @@ pub fn verify_signatures_with(
     msgs: &[u8],
     sigs: &[u8],
 ) -> Result<Vec<u8>, LengthMismatch> {
-    let n = pubkeys.len() / 32;
-    if pubkeys.len() % 32 != 0 || msgs.len() != n * 32 || sigs.len() != n * 64 {
-        return Err(LengthMismatch {
-            pubkeys: pubkeys.len(),
-            msgs: msgs.len(),
-            sigs: sigs.len(),
-        });
-    }
+    let n = signature_count(pubkeys, msgs, sigs)?;
     let refs: Vec<SigRef<'_>> = pubkeys
         .chunks_exact(32)
         .zip(msgs.chunks_exact(32))
@@ -345,14 +351,7 @@ pub fn libsecp_verify_each(
     msgs: &[u8],
     sigs: &[u8],
 ) -> Result<Vec<u8>, LengthMismatch> {
-    let n = pubkeys.len() / 32;
-    if pubkeys.len() % 32 != 0 || msgs.len() != n * 32 || sigs.len() != n * 64 {
-        return Err(LengthMismatch {
-            pubkeys: pubkeys.len(),
-            msgs: msgs.len(),
-            sigs: sigs.len(),
-        });
-    }
+    signature_count(pubkeys, msgs, sigs)?;
     let secp = secp256k1::Secp256k1::verification_only();
     Ok(pubkeys
         .chunks_exact(32)
