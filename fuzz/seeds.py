@@ -111,9 +111,28 @@ def vb(count, mode, ops):
             out += bytes(range(i, i + 32))
     return out
 
-vbs = [vb(8, 0, [20]), vb(40, 1, [20]), vb(24, 2, [20, 21]), vb(1, 0, [20]), vb(0, 0, [20])]
-vbs += [vb(16, 2 * (op & 1), [20, op, 21]) for op in range(15)]
-vbs += [vb(4, 248, [20]), vb(4, 249, [20, 3]), vb(30, 250, [0, 20, 20, 20])]
+# mode: bit 0 picks the pool of distinct keys, 4 adds verify_all, bits 1-3 equal to 2 the
+# two-thread entry.
+vbs = [vb(8, 4, [20]), vb(40, 5, [20]), vb(24, 2, [20, 21]), vb(1, 0, [20]), vb(0, 0, [20])]
+vbs += [vb(16, [0, 2, 4, 7][op % 4], [20, op, 21]) for op in range(15)]
+def fnv1a(data):
+    h = 0x811C9DC5
+    for b in data:
+        h = ((h ^ b) * 0x01000193) & 0xFFFFFFFF
+    return h
+
+
+def large(seed):
+    # The target pads an input to the two-thread sizes when FNV-1a of the whole input is
+    # 0 mod 256; bytes after the ops are not read, so a suffix picks such an input.
+    for k in range(1 << 16):
+        out = seed + struct.pack("<H", k)
+        if fnv1a(out) % 256 == 0:
+            return out
+    raise RuntimeError("no suffix")
+
+
+vbs += [large(vb(4, 0, [20])), large(vb(4, 1, [20, 3])), large(vb(30, 2, [0, 20, 20, 20]))]
 write("verify_batch", vbs)
 
 # gift_wrap: [count, then per wrap (op, nonce, op's bytes)]. Ops 0-8 mutate a layer, 9 is the

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# A long fuzzing campaign with a CPU-time budget per target (not a CI step; docs/fuzzing.md).
+#
+#   bash fuzz/campaign.sh [target ...]        (default: all five)
+#
+# Each target runs as one libFuzzer process, JOBS (default 1) at a time, at `nice` NICE
+# (default 10), until the process (all its threads) has used CPU_SECONDS (default 3600) of CPU
+# time, read from /proc; it is then stopped with SIGINT, which makes libFuzzer print its final
+# statistics. CPU time, not wall clock, because the machine is shared with builds: a wall-clock
+# budget would say nothing about how much fuzzing was done. One summary line per target goes
+# to stdout and to fuzz/work/campaign.log (targets, executions, CPU and wall seconds, exec per
+# CPU second, coverage, corpus size, findings); the full libFuzzer log to
+# fuzz/work/<target>.log. The targets must be built first (.ci/fuzz.sh builds them, or the
+# cargo command in docs/fuzzing.md). A crash ends that target's run early and is reported.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+budget=${CPU_SECONDS:-3600}
+jobs=${JOBS:-1}
+nice=${NICE:-10}
+host=$(rustc -vV | sed -n 's/^host: //p')
+bin=fuzz/target/$host/release
+if [ "$#" -gt 0 ]; then targets=("$@"); else
+  targets=(verify_batch event_json relay_frame cli_line gift_wrap)
+fi
+mkdir -p fuzz/work
+tick=$(getconf CLK_TCK)
+summary=fuzz/work/campaign.log
+
+cpu_seconds() { # utime + stime of a process and all its threads, in seconds
+  awk -v t="$tick" '{ sub(/^.*\) /, ""); print int(($12 + $13) / t) }' "/proc/$1/stat" 2>/dev/null || echo -1
+}
+
+run_one() {
+  local t=$1 work=fuzz/work/$1 art=fuzz/artifacts/$1/ log=fuzz/work/$1.log pid used t0 rc
+  mkdir -p "$work" "$art"
+  [ -x "$bin/$t" ] || { echo "campaign: $t: no binary at $bin/$t (build the targets first)"; return 1; }
+  local len=() # as in .ci/fuzz.sh: the generator targets without length control
+  case $t in verify_batch | gift_wrap) len=(-len_control=0) ;; esac
+  t0=$(date +%s)
+  nice -n "$nice" "$bin/$t" "$work" "fuzz/corpus/$t" -max_total_time=1000000 -timeout=30 \
+    "${len[@]}" -artifact_prefix="$art" -print_final_stats=1 >"$log" 2>&1 &
+  pid=$!
+  used=0
+  while kill -0 "$pid" 2>/dev/null; do
+    used=$(cpu_seconds "$pid")
+    if [ "$used" -ge "$budget" ]; then kill -INT "$pid"; break; fi
+    sleep 5
+  done
+  rc=0
+  wait "$pid" || rc=$?
+  local execs cov corpus crash=none
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  cov=$(grep -E '^#[0-9]+' "$log" | grep -oE 'cov: [0-9]+ ft: [0-9]+' | tail -1)
+  corpus=$(find "$work" -type f | wc -l)
+  if grep -qE 'Test unit written to .*(crash|leak|timeout|oom)-' "$log"; then
+    crash=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tr '\n' ' ')
+  fi
+  local line
+  line="$(date -u +%FT%TZ) $t: ${execs:-?} executions, ${used} CPU s, $(( $(date +%s) - t0 )) s wall,"
+  line+=" $(( ${execs:-0} / (used > 0 ? used : 1) )) exec per CPU s, ${cov:-cov ?}, corpus $corpus"
+  line+=" (+$(find "fuzz/corpus/$t" -type f | wc -l) seeds), exit $rc, findings: $crash"
+  echo "$line" | tee -a "$summary"
+}
+
+pids=()
+for t in "${targets[@]}"; do
+  run_one "$t" &
+  pids+=($!)
+  if [ "${#pids[@]}" -ge "$jobs" ]; then
+    wait "${pids[0]}" || true
+    pids=("${pids[@]:1}")
+  fi
+done
+for p in "${pids[@]}"; do wait "$p" || true; done
