@@ -12,6 +12,8 @@
 # CPU second, coverage, corpus size, findings); the full libFuzzer log to
 # fuzz/work/<target>.log. The targets must be built first (.ci/fuzz.sh builds them, or the
 # cargo command in docs/fuzzing.md). A crash ends that target's run early and is reported.
+# Do not pause the fuzzers with SIGSTOP (to time something else) for longer than libFuzzer's
+# -timeout (30 s, wall clock): on SIGCONT the input being run is reported as a timeout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 budget=${CPU_SECONDS:-3600}
@@ -62,13 +64,12 @@ run_one() {
   echo "$line" | tee -a "$summary"
 }
 
-pids=()
 for t in "${targets[@]}"; do
   run_one "$t" &
-  pids+=($!)
-  if [ "${#pids[@]}" -ge "$jobs" ]; then
-    wait "${pids[0]}" || true
-    pids=("${pids[@]:1}")
+  running=$((${running:-0} + 1))
+  if [ "$running" -ge "$jobs" ]; then
+    wait -n || true # the next target starts when any one ends
+    running=$((running - 1))
   fi
 done
-for p in "${pids[@]}"; do wait "$p" || true; done
+wait
