@@ -11,6 +11,7 @@
 # the reproducer's path and the command that replays it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source fuzz/libfuzzer.sh
 secs=${FUZZ_SECONDS:-60}
 # FUZZ_TARGETS: a space-separated subset (default: all five).
 read -r -a targets <<<"${FUZZ_TARGETS:-verify_batch event_json relay_frame cli_line gift_wrap}"
@@ -64,20 +65,17 @@ run_one() {
   log=$(mktemp)
   # New inputs go to fuzz/work/<target> (not committed); fuzz/corpus/<target> is the seed.
   t0=$(date +%s)
-  # The generator targets read their whole input from the first run on (libFuzzer's length
-  # control would keep them to a few bytes, short of most of the generator, for minutes).
-  local len=()
-  case $t in verify_batch | gift_wrap) len=(-len_control=0) ;; esac
-  if "$bin/$t" "$work" "fuzz/corpus/$t" -max_total_time="$secs" -timeout=30 "${len[@]}" \
+  # shellcheck disable=SC2046 # the flags are words
+  if "$bin/$t" "$work" "fuzz/corpus/$t" -max_total_time="$secs" -timeout=30 $(fuzz_len_flags "$t") \
       -artifact_prefix="$art" -print_final_stats=1 >"$log" 2>&1; then
-    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
-    cov=$(grep -E '^#[0-9]+' "$log" | tail -1 | grep -oE 'cov: [0-9]+ ft: [0-9]+')
+    execs=$(fuzz_executions "$log")
+    cov=$(fuzz_coverage "$log")
     echo "fuzz: $t: $execs executions in $(( $(date +%s) - t0 )) s," \
       "$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log") exec/s, $cov, no crash"
     rm -f "$log"
   else
     tail -60 "$log"
-    for f in $(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log"); do
+    for f in $(fuzz_units "$log"); do
       echo "fuzz: $t CRASHED; reproducer: $f"
       echo "fuzz: replay with: $bin/$t $f"
     done

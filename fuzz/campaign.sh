@@ -16,6 +16,7 @@
 # -timeout (30 s, wall clock): on SIGCONT the input being run is reported as a timeout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source fuzz/libfuzzer.sh
 budget=${CPU_SECONDS:-3600}
 jobs=${JOBS:-1}
 nice=${NICE:-10}
@@ -36,11 +37,9 @@ run_one() {
   local t=$1 work=fuzz/work/$1 art=fuzz/artifacts/$1/ log=fuzz/work/$1.log pid used t0 rc
   mkdir -p "$work" "$art"
   [ -x "$bin/$t" ] || { echo "campaign: $t: no binary at $bin/$t (build the targets first)"; return 1; }
-  local len=() # as in .ci/fuzz.sh: the generator targets without length control
-  case $t in verify_batch | gift_wrap) len=(-len_control=0) ;; esac
   t0=$(date +%s)
   nice -n "$nice" "$bin/$t" "$work" "fuzz/corpus/$t" -max_total_time=1000000 -timeout=30 \
-    "${len[@]}" -artifact_prefix="$art" -print_final_stats=1 >"$log" 2>&1 &
+    $(fuzz_len_flags "$t") -artifact_prefix="$art" -print_final_stats=1 >"$log" 2>&1 &
   pid=$!
   used=0
   while kill -0 "$pid" 2>/dev/null; do
@@ -51,11 +50,11 @@ run_one() {
   rc=0
   wait "$pid" || rc=$?
   local execs cov corpus crash=none
-  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
-  cov=$(grep -E '^#[0-9]+' "$log" | grep -oE 'cov: [0-9]+ ft: [0-9]+' | tail -1)
+  execs=$(fuzz_executions "$log")
+  cov=$(fuzz_coverage "$log")
   corpus=$(find "$work" -type f | wc -l)
   if grep -qE 'Test unit written to .*(crash|leak|timeout|oom)-' "$log"; then
-    crash=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tr '\n' ' ')
+    crash=$(fuzz_units "$log" | tr '\n' ' ')
   fi
   local line
   line="$(date -u +%FT%TZ) $t: ${execs:-?} executions, ${used} CPU s, $(( $(date +%s) - t0 )) s wall,"
@@ -64,9 +63,10 @@ run_one() {
   echo "$line" | tee -a "$summary"
 }
 
+running=0
 for t in "${targets[@]}"; do
   run_one "$t" &
-  running=$((${running:-0} + 1))
+  running=$((running + 1))
   if [ "$running" -ge "$jobs" ]; then
     wait -n || true # the next target starts when any one ends
     running=$((running - 1))
