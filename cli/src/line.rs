@@ -11,6 +11,11 @@
 //! be lowercase hex of exactly 64, 64 and 128 characters, as NIP-01 defines them: rust-nostr also
 //! accepts bech32 (`npub1…`, `note1…`), `nostr:` URIs and over-long hex there, which other
 //! relays and tools reject, so such lines are reported rather than passed on as valid.
+//!
+//! Two readings a `serde_json::Value` would change are nostr's here too (the `cli_line` fuzz
+//! target's reference once parsed through a `Value` and reported them): an object with a
+//! duplicate key is rejected, and a number beyond `f64` (`1e400`) in a field events do not have
+//! is skipped.
 
 use core::fmt;
 use nostr::event::Event;
@@ -166,6 +171,41 @@ mod tests {
     use super::*;
 
     const EVENT: &str = r#"{"id":"b0d9c5d2f4c2ad7f0d5c5e6b1d0f4a7f4f5e8f7c3b3f0b1c5d5e7a8f9a0b1c2d","pubkey":"79be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798","created_at":1,"kind":1,"tags":[],"content":"x","sig":"00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"}"#;
+
+    /// Where a `serde_json::Value` would read differently, nostr 0.45's message parsers and
+    /// the classifier agree: `1e400` in an unknown field is skipped, a duplicate key rejected.
+    #[test]
+    fn numbers_beyond_f64_and_duplicate_keys_as_nostr_reads_them() {
+        use nostr::prelude::*;
+        let big = EVENT.replacen("\"kind\"", "\"x\":1e400,\"kind\"", 1);
+        assert!(serde_json::from_str::<serde_json::Value>(&big).is_err());
+        for line in [
+            big.clone(),
+            format!("[\"EVENT\",\"sub\",{big}]"),
+            format!("[\"EVENT\",{big}]"),
+        ] {
+            let found = parse_line(line.as_bytes())
+                .expect("read")
+                .expect("not blank");
+            assert_eq!(&line[found.span.0..found.span.1], big);
+        }
+        assert!(RelayMessage::from_json(format!("[\"EVENT\",\"sub\",{big}]")).is_ok());
+        assert!(ClientMessage::from_json(format!("[\"EVENT\",{big}]")).is_ok());
+        let twice = EVENT.replacen("\"kind\":1", "\"kind\":7,\"kind\":1", 1);
+        for line in [
+            twice.clone(),
+            format!("[\"EVENT\",\"sub\",{twice}]"),
+            format!("[\"EVENT\",{twice}]"),
+        ] {
+            let err = parse_line(line.as_bytes()).unwrap_err();
+            assert!(
+                matches!(&err, Problem::BadEvent(e) if e.contains("duplicate")),
+                "{err}"
+            );
+        }
+        assert!(RelayMessage::from_json(format!("[\"EVENT\",\"sub\",{twice}]")).is_err());
+        assert!(ClientMessage::from_json(format!("[\"EVENT\",{twice}]")).is_err());
+    }
 
     #[test]
     fn three_forms_give_the_same_event_and_span() {
