@@ -8,13 +8,14 @@
 # a time, at `nice` NICE (default 10), until its processes (all their threads, summed) have
 # used CPU_SECONDS (default 3600) of CPU time, read from /proc; they are then stopped with
 # SIGINT, which makes libFuzzer print its final statistics. PROCS=2 JOBS=1 gives one target
-# both cores, so five one-hour targets take 2.5 hours of wall clock instead of three. CPU time, not wall clock, because the machine is shared with builds: a wall-clock
-# budget would say nothing about how much fuzzing was done. One summary line per target goes
+# both cores, so five one-hour targets take 2.5 hours of wall clock instead of three. CPU
+# time, not wall clock, because the machine is shared with builds: a wall-clock budget would
+# say nothing about how much fuzzing was done. One summary line per target goes
 # to stdout and to fuzz/work/campaign.log (targets, executions, CPU and wall seconds, exec per
 # CPU second, coverage, corpus size, findings; with PROCS > 1, executions summed and the
 # coverage of the merged corpus); the full libFuzzer logs to fuzz/work/<target>.log (and
-# <target>.2.log, ... for the other processes). The targets must be built first (.ci/fuzz.sh builds them, or the
-# cargo command in docs/fuzzing.md). A crash ends that target's run early and is reported.
+# <target>.2.log, ... for the other processes). The targets must be built first (.ci/fuzz.sh
+# builds them, or the cargo command in docs/fuzzing.md). A crash ends that target's run early and is reported.
 # Do not pause the fuzzers with SIGSTOP (to time something else) for longer than libFuzzer's
 # -timeout (30 s, wall clock): on SIGCONT the input being run is reported as a timeout.
 set -euo pipefail

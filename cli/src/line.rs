@@ -12,10 +12,10 @@
 //! accepts bech32 (`npub1…`, `note1…`), `nostr:` URIs and over-long hex there, which other
 //! relays and tools reject, so such lines are reported rather than passed on as valid.
 //!
-//! Two readings a `serde_json::Value` would change are nostr's here too (the `cli_line` fuzz
-//! target's reference once parsed through a `Value` and reported them): an object with a
-//! duplicate key is rejected, and a number beyond `f64` (`1e400`) in a field events do not have
-//! is skipped.
+//! Two readings a `serde_json::Value` would change are nostr 0.45's here too: an object with
+//! a duplicate key is rejected, and a number beyond `f64` (`1e400`) in a field events do not
+//! have is skipped (the `cli_line` fuzz target's reference once parsed through a `Value` and
+//! reported the second as a divergence).
 
 use core::fmt;
 use nostr::event::Event;

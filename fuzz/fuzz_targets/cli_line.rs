@@ -20,8 +20,8 @@ use nostr_verify_cli::line::Problem;
 /// The reference's event, if any, and whether a NIP-01 rule of the classifier may reject it.
 ///
 /// No `serde_json::Value` on the way: it refuses numbers beyond `f64` (`1e400`) that nostr's
-/// parsers skip in fields events do not have, and keeps the last of duplicate keys, which
-/// nostr rejects (both found by this target, in its own earlier reference).
+/// parsers skip in fields events do not have (found by this target, in its own earlier
+/// reference), and it keeps the last of duplicate keys, which nostr 0.45 rejects.
 fn reference(trimmed: &str) -> Option<(Event, bool)> {
     let (event, object) = if trimmed.starts_with('{') {
         (Event::from_json(trimmed).ok()?, trimmed)
