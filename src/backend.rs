@@ -48,7 +48,7 @@ pub use self::pool::{with_pool, PoolJob, PoolPoint};
 pub use self::tuning::{msm_tuning, MsmTuning, MAX_WINDOW};
 
 use crate::arithmetic::field::FieldElement;
-use crate::arithmetic::group::AffinePoint;
+use crate::arithmetic::group::{AffinePoint, JacobianPoint};
 #[cfg(not(nostr_verify_field32))]
 use crate::arithmetic::words::WordPoint;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -369,6 +369,46 @@ impl Backend {
         }
     }
 
+    /// Strauss's method after the recoding: `Σ dᵢ·Pᵢ` where `naf[i]` holds point i's
+    /// width-w NAF digits (least significant first, `bits` of them used, odd digits
+    /// `|d| < 2·tlen`, `tlen = 2^(w−2)`). Builds every point's table of odd multiples `P, 3P,
+    /// …, (2·tlen − 1)·P` (one inversion for all) and runs the shared doubling chain, all in
+    /// the kernels' representation ([`crate::arithmetic::kernel`]); on x86-64 with BMI2 and
+    /// ADX in the portable arm's second build (the IFMA arm too: these are serial Jacobian
+    /// operations, where lanes do not help).
+    ///
+    /// # Panics
+    /// If `naf` and `points` differ in length, `tlen` is 0, or a digit is out of range.
+    /// Points must not be the identity.
+    ///
+    /// # Variable time
+    /// Branches on the inputs; public data only.
+    pub fn straus_vartime<const D: usize>(
+        self,
+        points: &[AffinePoint],
+        naf: &[[i8; D]],
+        bits: usize,
+        tlen: usize,
+        scratch: &mut StrausScratch,
+    ) -> JacobianPoint {
+        assert_eq!(
+            points.len(),
+            naf.len(),
+            "straus_vartime: one digit row per point"
+        );
+        assert!(
+            tlen >= 1 && bits <= D,
+            "straus_vartime: tlen {tlen}, bits {bits}"
+        );
+        match self.arm() {
+            #[cfg(nostr_verify_ifma)]
+            Arm::Ifma(_) => Backend::Portable.straus_vartime(points, naf, bits, tlen, scratch),
+            #[cfg(target_arch = "x86_64")]
+            Arm::Bmi2(cpu) => bmi2::straus_vartime(cpu, points, naf, bits, tlen, &mut scratch.0),
+            Arm::Baseline => portable::straus_vartime(points, naf, bits, tlen, &mut scratch.0),
+        }
+    }
+
     /// Whether this backend's pool keeps its points as [`WordPoint`]s (the portable arms)
     /// rather than [`AffinePoint`]s (the IFMA arm, whose kernels read 52-bit limbs): the
     /// choice [`Backend::with_pool`] makes.
@@ -446,6 +486,22 @@ pub struct PairScratch {
     ifma: ifma::PairBuf,
     /// The indices of the last call's pairs whose x-coordinates were equal, ascending.
     equal_x: Vec<u32>,
+}
+
+/// Working memory for [`Backend::straus_vartime`], reused across calls.
+#[derive(Debug, Default)]
+pub struct StrausScratch(portable::StrausBuf);
+
+/// The portable table builder of [`Backend::straus_vartime`] (baseline build), for the test
+/// that compares it with the 5×52 reference (`msm::table`).
+#[cfg(test)]
+pub(crate) fn portable_odd_multiples_for_test(
+    points: &[AffinePoint],
+    len: usize,
+    zs: &mut Vec<[crate::arithmetic::kernel::KernelField; 3]>,
+    out: &mut Vec<[crate::arithmetic::kernel::KernelField; 3]>,
+) {
+    portable::odd_multiples(points, len, zs, out);
 }
 
 impl PairScratch {

@@ -1,6 +1,6 @@
-//! The types the portable backend's kernels (square roots, batch-affine pair additions) and
-//! the MSM's serial tails (Straus's doubling chain, Pippenger's Horner loop and bucket-reduction
-//! joins) compute in, chosen with the field representation at compile time:
+//! The types the portable backend's kernels (square roots, batch-affine pair additions,
+//! Strauss's tables and doubling chain) and the MSM's serial tails (Pippenger's Horner loop and
+//! bucket-reduction joins) compute in, chosen with the field representation at compile time:
 //!
 //! - by default, the 4×64-bit word family (`arithmetic::words`): `u128` products, faster than
 //!   5×52-bit limbs on long chains of multiplications;

@@ -24,7 +24,7 @@
 
 use super::portable::{self, PairBuf};
 use crate::arithmetic::field::FieldElement;
-use crate::arithmetic::group::AffinePoint;
+use crate::arithmetic::group::{AffinePoint, JacobianPoint};
 #[cfg(not(nostr_verify_field32))]
 use crate::arithmetic::words::WordPoint;
 
@@ -78,6 +78,17 @@ fn add_gather_words(
     equal_x: &mut Vec<u32>,
 ) {
     portable::add_word_pairs_gather_vartime(src, pairs, out, buf, equal_x, prefetch);
+}
+
+#[target_feature(enable = "bmi2,adx")]
+fn straus<const D: usize>(
+    points: &[AffinePoint],
+    naf: &[[i8; D]],
+    bits: usize,
+    tlen: usize,
+    s: &mut portable::StrausBuf,
+) -> JacobianPoint {
+    portable::straus_vartime(points, naf, bits, tlen, s)
 }
 
 /// Asks the CPU to start loading `p`'s cache lines (a hint: no effect on any value).
@@ -153,4 +164,19 @@ pub(crate) fn add_word_pairs_gather_vartime(
     // SAFETY: a `Detected` value exists only if bmi2 and adx were detected on this CPU (see
     // `Detected::detect`), which are exactly the features `add_gather_words` enables.
     unsafe { add_gather_words(src, pairs, out, buf, equal_x) }
+}
+
+/// [`crate::backend::Backend::straus_vartime`] on the portable arm's BMI2/ADX build (same
+/// contract; lengths already checked, each digit when it is read).
+pub(crate) fn straus_vartime<const D: usize>(
+    _cpu: Detected,
+    points: &[AffinePoint],
+    naf: &[[i8; D]],
+    bits: usize,
+    tlen: usize,
+    s: &mut portable::StrausBuf,
+) -> JacobianPoint {
+    // SAFETY: a `Detected` value exists only if bmi2 and adx were detected on this CPU (see
+    // `Detected::detect`), which are exactly the features `straus` enables.
+    unsafe { straus(points, naf, bits, tlen, s) }
 }

@@ -9,7 +9,8 @@
 
 use crate::arithmetic::field::FieldElement;
 use crate::arithmetic::group::AffinePoint;
-use crate::arithmetic::kernel::KernelField as F;
+use crate::arithmetic::group::JacobianPoint;
+use crate::arithmetic::kernel::{KernelField as F, KernelJacobian as J};
 #[cfg(not(nostr_verify_field32))]
 use crate::arithmetic::words::WordPoint;
 
@@ -62,6 +63,109 @@ pub(crate) fn lift_x_many(xs: &[FieldElement], ys: &mut [FieldElement], ok: &mut
         for ((r, y), ok) in r.into_iter().zip(y.iter_mut()).zip(ok.iter_mut()) {
             (*y, *ok) = even_root(r);
         }
+    }
+}
+
+/// See [`crate::backend::Backend::straus_vartime`]; lengths already checked. Inlined into
+/// each build.
+#[inline(always)]
+pub(crate) fn straus_vartime<const D: usize>(
+    points: &[AffinePoint],
+    naf: &[[i8; D]],
+    bits: usize,
+    tlen: usize,
+    s: &mut StrausBuf,
+) -> JacobianPoint {
+    s.table.clear();
+    odd_multiples(points, tlen, &mut s.zs, &mut s.table);
+    let mut acc = J::IDENTITY;
+    for i in (0..bits).rev() {
+        if !acc.is_infinity() {
+            acc = acc.double_vartime();
+        }
+        for (j, naf) in naf.iter().enumerate() {
+            let d = naf[i];
+            if d > 0 {
+                let [x, y, _] = &s.table[j * tlen + (d as usize >> 1)];
+                acc = acc.add_words_vartime(x, y);
+            } else if d < 0 {
+                let [x, _, neg_y] = &s.table[j * tlen + ((-d) as usize >> 1)];
+                acc = acc.add_words_vartime(x, neg_y);
+            }
+        }
+    }
+    acc.to_jacobian()
+}
+
+/// The working memory of [`straus_vartime`].
+#[derive(Debug, Default)]
+pub(crate) struct StrausBuf {
+    /// The table builder's `(X, Y, Z)` entries.
+    zs: Vec<[F; 3]>,
+    /// Every point's table, `[x, y, −y]` per entry.
+    table: Vec<[F; 3]>,
+}
+
+/// Appends, for every point, its odd multiples `P, 3P, …, (2·len − 1)·P` as affine
+/// `[x, y, −y]` in the kernels' representation to `out` (`len` entries per point, in input
+/// order); `zs` is scratch.
+///
+/// Per point: `D = 2P = (X_D, Y_D, Z)` in Jacobian coordinates, then the chain `P + D + D + …`
+/// on the isomorphic curve `y² = x³ + 7·Z⁶` (the map `(x, y) ↦ (x·Z², y·Z³)`), where `D` is
+/// the affine point `(X_D, Y_D)`: every step a mixed addition (8M + 3S) instead of a full one
+/// (12M + 4S), and an entry `(X, Y, z)` there is `(X, Y, z·Z)` on secp256k1 (the addition
+/// formulas of `y² = x³ + b` do not involve b). All entries' Z share one inversion
+/// (Montgomery's trick), then `x = X/Z²`, `y = Y/Z³`. Libsecp256k1's
+/// `ecmult_odd_multiples_table` uses the same isomorphism.
+///
+/// Points must not be the identity (then no entry is: the group has prime order).
+///
+/// # Variable time
+/// Public data only.
+#[inline(always)]
+pub(crate) fn odd_multiples(
+    points: &[AffinePoint],
+    len: usize,
+    zs: &mut Vec<[F; 3]>,
+    out: &mut Vec<[F; 3]>,
+) {
+    assert!(len >= 1, "a table has at least P");
+    zs.clear();
+    for p in points {
+        debug_assert!(!p.is_infinity());
+        let px = F::from_fe(&p.x);
+        let py = F::from_fe(&p.y);
+        if len == 1 {
+            zs.push([px, py, F::ONE]);
+            continue;
+        }
+        let (dx, dy, z) = J::from_affine_words(px, py).double_vartime().coordinates();
+        let z2 = z.square();
+        let mut t = J::from_affine_words(px.mul(&z2), py.mul(&z2.mul(&z)));
+        zs.push([t.coordinates().0, t.coordinates().1, z]);
+        for _ in 1..len {
+            t = t.add_words_vartime(&dx, &dy);
+            let (x, y, tz) = t.coordinates();
+            zs.push([x, y, tz.mul(&z)]);
+        }
+    }
+    // Montgomery's trick over the Z's: prefix products in `out`'s x slots, one inversion,
+    // then back to front.
+    let start = out.len();
+    let mut acc = F::ONE;
+    for e in zs.iter() {
+        out.push([acc, F::ZERO, F::ZERO]);
+        acc = acc.mul(&e[2]);
+    }
+    let mut inv = acc.invert_vartime();
+    for (o, e) in out[start..].iter_mut().zip(zs.iter()).rev() {
+        // o[0] is the product of the Z's before this one: inv · o[0] = 1/Z.
+        let zinv = inv.mul(&o[0]);
+        inv = inv.mul(&e[2]);
+        let zinv2 = zinv.square();
+        let x = e[0].mul(&zinv2);
+        let y = e[1].mul(&zinv2.mul(&zinv));
+        *o = [x, y, y.neg()];
     }
 }
 

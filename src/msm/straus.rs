@@ -2,32 +2,31 @@
 //!
 //! `Σ kᵢ·Pᵢ` with one shared chain of 128 doublings: every scalar is recoded in width-w NAF
 //! (odd digits in (−2^(w−1), 2^(w−1)), at least w−1 zeros after each non-zero digit), every
-//! point gets a table of its odd multiples `P, 3P, …, (2^(w−1)−1)·P` (all tables converted to
-//! affine with one inversion, [`super::table`]), and the doubling chain adds `±table[|d|/2]`
-//! wherever a digit is non-zero. Cost per point: 2^(w−2) table additions plus about
-//! 129/(w+1) mixed additions; shared: 128 doublings. (E. G. Straus, "Addition chains of
+//! point gets a table of its odd multiples `P, 3P, …, (2^(w−1)−1)·P` (built with mixed
+//! additions on an isomorphic curve, all tables converted to affine with one inversion), and
+//! the doubling chain adds `±table[|d|/2]` wherever a digit is non-zero. Cost per point: 2^(w−2)
+//! table additions plus about 129/(w+1) mixed additions; shared: 128 doublings. (E. G. Straus, "Addition chains of
 //! vectors", 1964; wNAF interleaving as in libsecp256k1's `ecmult_strauss_wnaf`.)
 //!
 //! Used below the crossover measured by the MSM sweep (`docs/batch.md`, "How it works")
-//! ([`super::STRAUSS_MAX`]).
+//! ([`super::STRAUSS_MAX`]). This module recodes the scalars; the tables and the chain are a
+//! backend kernel ([`crate::backend::Backend::straus_vartime`]), so they run in the portable
+//! arm's BMI2/ADX build where the CPU has it.
 //!
 //! # Variable time
 //! Public data only.
 
 use super::recode::{wnaf_u128, WNAF_U128_DIGITS};
-use super::table::odd_multiples_vartime;
 use crate::arithmetic::group::{AffinePoint, JacobianPoint};
-use crate::arithmetic::kernel::{KernelField, KernelJacobian};
+use crate::backend::{self, StrausScratch};
 
 /// Reusable buffers for [`msm_vartime`].
 #[derive(Debug, Default)]
 pub struct Scratch {
     live: Vec<AffinePoint>,
     naf: Vec<[i8; WNAF_U128_DIGITS]>,
-    jac: Vec<JacobianPoint>,
-    table: Vec<AffinePoint>,
-    /// The table in the kernels' representation: `(x, y, −y)` of every entry.
-    words: Vec<[KernelField; 3]>,
+    /// The backend's tables and buffers.
+    kernel: StrausScratch,
 }
 
 /// `Σ scalars[i]·points[i]` by interleaved wNAF with window `w` (2 ≤ w ≤ 7).
@@ -58,33 +57,11 @@ pub fn msm_vartime(
         s.live.push(*p);
     }
     let tlen = 1usize << (w - 2);
-    odd_multiples_vartime(&s.live, tlen, &mut s.jac, &mut s.table);
-    // The doubling chain and its additions run in 4×64-bit words (KernelJacobian; 10×26-bit
-    // limbs under cfg(nostr_verify_field32), `arithmetic::kernel`), whose
-    // multiplications are about 1.6× faster than the 5×52-bit limbs' in a baseline build
-    // (what ARM runs); the table is converted once, with −y beside y.
-    s.words.clear();
-    s.words.extend(s.table.iter().map(|p| {
-        let y = KernelField::from_fe(&p.y);
-        [KernelField::from_fe(&p.x), y, y.neg()]
-    }));
-    let mut acc = KernelJacobian::IDENTITY;
-    for i in (0..bits).rev() {
-        if !acc.is_infinity() {
-            acc = acc.double_vartime();
-        }
-        for (j, naf) in s.naf.iter().enumerate() {
-            let d = naf[i];
-            if d > 0 {
-                let [x, y, _] = &s.words[j * tlen + (d as usize >> 1)];
-                acc = acc.add_words_vartime(x, y);
-            } else if d < 0 {
-                let [x, _, neg_y] = &s.words[j * tlen + ((-d) as usize >> 1)];
-                acc = acc.add_words_vartime(x, neg_y);
-            }
-        }
-    }
-    acc.to_jacobian()
+    // The tables and the doubling chain run in the backend, in the kernels' representation
+    // (4×64-bit words, whose multiplications are about 1.6× faster than the 5×52-bit limbs'
+    // in a baseline build, and 1.1–1.2× more in the BMI2/ADX build; 10×26-bit limbs under
+    // cfg(nostr_verify_field32)).
+    backend::selected().straus_vartime(&s.live, &s.naf, bits, tlen, &mut s.kernel)
 }
 
 #[cfg(test)]

@@ -1,4 +1,9 @@
 //! Odd-multiple tables for Strauss's method, converted to affine together.
+//!
+//! Strauss's method builds its tables in the kernels' representation, inside the backend
+//! (`backend::portable::odd_multiples`: mixed additions on an isomorphic curve, one inversion
+//! for all tables); [`odd_multiples_vartime`] here (5×52-bit limbs, full Jacobian additions)
+//! is the reference that builder is tested against.
 
 use crate::arithmetic::group::{AffinePoint, JacobianPoint};
 
@@ -34,6 +39,7 @@ pub fn odd_multiples_vartime(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::arithmetic::kernel::KernelField;
     use crate::msm::tests::{naive, random_terms};
 
     #[test]
@@ -47,6 +53,34 @@ mod tests {
             for j in 0..8 {
                 let want = naive(&[*p], &[2 * j as u128 + 1]).to_affine_vartime();
                 assert_eq!(out[8 * i + j], want);
+            }
+        }
+    }
+
+    /// The kernel tables equal the 5×52 reference entry by entry, for every Strauss width
+    /// (len 1, 2, 4, …, 32), including a point and its negation and repeated points.
+    #[test]
+    fn kernel_tables_match_the_reference() {
+        let (mut pts, _) = random_terms(5, 11);
+        pts.push(pts[0].neg());
+        pts.push(pts[1]);
+        let (mut jac, mut reference) = (Vec::new(), Vec::new());
+        let (mut zs, mut out) = (Vec::new(), Vec::new());
+        for len in [1usize, 2, 4, 8, 16, 32] {
+            odd_multiples_vartime(&pts, len, &mut jac, &mut reference);
+            // Appends: a stale prefix must stay as it was.
+            out.clear();
+            out.push([KernelField::ONE; 3]);
+            crate::backend::portable_odd_multiples_for_test(&pts, len, &mut zs, &mut out);
+            assert_eq!(out.len(), 1 + pts.len() * len, "len {len}");
+            for (k, (got, want)) in out[1..].iter().zip(&reference).enumerate() {
+                assert_eq!(got[0].to_fe(), want.x, "x, len {len} entry {k}");
+                assert_eq!(got[1].to_fe(), want.y, "y, len {len} entry {k}");
+                assert_eq!(
+                    got[2].to_fe(),
+                    want.y.negate(1).normalize(),
+                    "-y, len {len} entry {k}"
+                );
             }
         }
     }

@@ -73,8 +73,29 @@ impl Jacobian4x64 {
         }
     }
 
+    /// `(X, Y, Z)` with Z = 1: an affine point given in words (any 256-bit representatives).
+    #[inline(always)]
+    pub fn from_affine_words(x: F, y: F) -> Self {
+        Self {
+            x,
+            y,
+            z: F::ONE,
+            infinity: false,
+        }
+    }
+
+    /// The coordinates `(X, Y, Z)`, standing for `(X/Z², Y/Z³)` (Z ≡ 0 for the identity).
+    #[inline(always)]
+    pub fn coordinates(&self) -> (F, F, F) {
+        if self.infinity {
+            (F::ZERO, F::ONE, F::ZERO)
+        } else {
+            (self.x, self.y, self.z)
+        }
+    }
+
     /// Whether this is the point at infinity (flag set or Z ≡ 0).
-    #[inline]
+    #[inline(always)]
     pub fn is_infinity(&self) -> bool {
         self.infinity || self.z.is_zero()
     }
@@ -84,6 +105,7 @@ impl Jacobian4x64 {
     ///
     /// # Variable time
     /// Branches on the identity flag. Y ≡ 0 or Z ≡ 0 give Z₃ ≡ 0, the identity.
+    #[inline(always)]
     pub fn double_vartime(&self) -> Self {
         if self.infinity {
             return Self::IDENTITY;
@@ -127,7 +149,7 @@ impl Jacobian4x64 {
     /// # Variable time
     /// Branches on the identity and the exceptional cases (equal x: a doubling or the
     /// identity).
-    #[inline]
+    #[inline(always)]
     pub fn add_words_vartime(&self, bx: &F, by: &F) -> Self {
         if self.is_infinity() {
             return Self {
