@@ -24,7 +24,7 @@ use crate::backend;
 
 /// The most points any backend gives Strauss's method (its [`backend::MsmTuning`] says
 /// where each one switches); [`msm_two_threads_vartime`] cuts nothing up to twice this.
-pub const STRAUSS_MAX: usize = 28;
+pub const STRAUSS_MAX: usize = 24;
 
 /// The wNAF width Strauss's method uses.
 pub const STRAUSS_WINDOW: usize = 4;
@@ -32,7 +32,7 @@ pub const STRAUSS_WINDOW: usize = 4;
 /// Point counts where the algorithm or the window width changes on some backend (for tests
 /// that must cross every switch): every backend's Strauss bound and window bounds, ascending.
 #[cfg(any(test, feature = "internals"))]
-pub const SWITCH_POINTS: &[usize] = &[8, 28, 40, 80, 256, 600, 900, 1400, 2600, 8000];
+pub const SWITCH_POINTS: &[usize] = &[8, 24, 40, 80, 256, 600, 900, 1400, 2600, 8000];
 
 /// Reusable buffers for [`msm_vartime`].
 #[derive(Debug, Default)]

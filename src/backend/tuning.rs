@@ -34,10 +34,10 @@ const IFMA: MsmTuning = MsmTuning {
 };
 
 /// The portable arms (what ARM runs): Strauss's method (tables built with mixed additions on
-/// an isomorphic curve, chain and tables in 4×64-bit words) beats Pippenger up to 28 points,
+/// an isomorphic curve, chain and tables in 4×64-bit words) beats Pippenger up to about 24 points,
 /// where Pippenger with c = 4 takes over (c = 3 no longer wins anywhere).
 const PORTABLE: MsmTuning = MsmTuning {
-    strauss_max: 28,
+    strauss_max: 24,
     windows: &[
         (80, 4),
         (256, 5),
