@@ -34,11 +34,30 @@ const IFMA: MsmTuning = MsmTuning {
 };
 
 /// The portable arms (what ARM runs): Strauss's method (tables built with mixed additions on
-/// an isomorphic curve, chain and tables in 4×64-bit words) beats Pippenger up to about 24 points,
-/// where Pippenger with c = 4 takes over (c = 3 no longer wins anywhere).
+/// an isomorphic curve, chain and tables in 4×64-bit words) beats Pippenger up to about 24
+/// points, where Pippenger with c = 4 takes over (c = 3 no longer wins anywhere).
+#[cfg(not(nostr_verify_field32))]
 const PORTABLE: MsmTuning = MsmTuning {
     strauss_max: 24,
     windows: &[
+        (80, 4),
+        (256, 5),
+        (600, 6),
+        (900, 7),
+        (1400, 8),
+        (2600, 9),
+        (8000, 10),
+    ],
+};
+
+/// The portable arm in 10×26-bit limbs (wasm32): Strauss up to 16 points, then Pippenger
+/// with c = 3 up to 22, as measured before the word Strauss; a native 10×26 sweep
+/// (`NOSTR_VERIFY_FIELD32=1`, `docs/benchmarks.md`) puts the crossover at 16–20 there.
+#[cfg(nostr_verify_field32)]
+const PORTABLE: MsmTuning = MsmTuning {
+    strauss_max: 16,
+    windows: &[
+        (22, 3),
         (80, 4),
         (256, 5),
         (600, 6),
