@@ -48,7 +48,8 @@ fn pairs(n: usize) -> (Vec<AffinePoint>, Vec<AffinePoint>) {
 fn lift_ns(arm: Backend, xs: &[FieldElement]) -> f64 {
     let mut ys = vec![FieldElement::ZERO; xs.len()];
     let mut ok = vec![false; xs.len()];
-    let per_call = cpu_time::median_ns(15, 3, || {
+    // At least about 48 roots a sample, so that small calls are not timer noise.
+    let per_call = cpu_time::median_ns(15, (48 / xs.len().max(1)).max(3), || {
         arm.lift_x_many_vartime(black_box(xs), &mut ys, &mut ok);
     });
     per_call / xs.len() as f64
@@ -65,12 +66,13 @@ fn add_ns(arm: Backend, a: &[AffinePoint], b: &[AffinePoint]) -> f64 {
 /// The table quoted in docs/backend.md.
 fn summary() {
     let arms = Backend::available();
-    println!("backend summary: median thread CPU time per element (15 samples x 3 calls)");
+    println!("backend summary: median thread CPU time per element (15 samples of max(3, 48/n) calls)");
     println!(
         "selected backend: {}",
         nostr_verify::backend::selected().name()
     );
-    for n in [16usize, 256, 1024] {
+    // 1-3 and 17: the short last groups of the portable lift (docs/benchmarks.md, "Lift groups").
+    for n in [1usize, 2, 3, 4, 16, 17, 256, 1024] {
         let x = xs(n);
         let cells: Vec<(Backend, f64)> = arms.iter().map(|&arm| (arm, lift_ns(arm, &x))).collect();
         print_row("lift_x", n, &cells);

@@ -17,7 +17,8 @@
 pub mod pippenger;
 pub mod recode;
 pub mod straus;
-pub mod table;
+#[cfg(test)]
+mod table;
 
 use crate::arithmetic::group::{AffinePoint, JacobianPoint};
 use crate::backend;

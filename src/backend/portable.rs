@@ -21,7 +21,14 @@ pub(crate) fn lift_x_many_vartime(xs: &[FieldElement], ys: &mut [FieldElement], 
 
 /// Square roots in flight at once in [`lift_x_many`]: independent chains overlap in the
 /// CPU (`docs/backend.md`, "Performance").
+#[cfg(not(nostr_verify_field32))]
 const LIFT_LANES: usize = 4;
+/// Square roots in flight at once in [`lift_x_many`] in 10×26-bit limbs (wasm32): one. Natively
+/// one 10×26 chain costs 9.3 µs a root against 10.9 for four interleaved (ten limbs a lane
+/// do not fit the registers four times over), and in node the wasm module verifies 1,024
+/// signatures from 8 keys 8–13 % faster with one (`docs/benchmarks.md`, "Lift groups").
+#[cfg(nostr_verify_field32)]
+const LIFT_LANES: usize = 1;
 
 /// x³ + 7 in the kernels' representation ([`F`]: 4×64-bit words, or 10×26-bit limbs under
 /// `cfg(nostr_verify_field32)`).
@@ -44,10 +51,12 @@ fn even_root(r: Option<F>) -> (FieldElement, bool) {
 
 /// The body of [`lift_x_many_vartime`], inlined into each build.
 ///
-/// [`LIFT_LANES`] at a time in [`crate::arithmetic::words::FieldElement4x64`]
-/// ([`F::sqrt_many_vartime`]: the square roots' chains overlap, and 4×64-bit words multiply
-/// faster than 5×52 limbs). A short last group is padded with copies of its first x, whose
-/// roots are discarded.
+/// [`LIFT_LANES`] at a time in the kernels' representation ([`F::sqrt_many_vartime`]: in
+/// 4×64-bit words the chains overlap, and the words multiply faster than 5×52 limbs). A last
+/// group of one or two runs as one or two chains, not padded to four: in the BMI2 build one
+/// root alone costs 3.0 µs against 8.9 for a padded group (`docs/benchmarks.md`, "Lift
+/// groups"). A last group of three is padded (a three-chain copy made the compiler give up
+/// interleaving the four-chain one: every group slowed to about 4 µs a root).
 #[inline(always)]
 pub(crate) fn lift_x_many(xs: &[FieldElement], ys: &mut [FieldElement], ok: &mut [bool]) {
     for ((x, y), ok) in xs
@@ -55,14 +64,26 @@ pub(crate) fn lift_x_many(xs: &[FieldElement], ys: &mut [FieldElement], ok: &mut
         .zip(ys.chunks_mut(LIFT_LANES))
         .zip(ok.chunks_mut(LIFT_LANES))
     {
-        let mut c = [F::ZERO; LIFT_LANES];
-        for (i, c) in c.iter_mut().enumerate() {
-            *c = curve_rhs(x.get(i).unwrap_or(&x[0]));
+        match x.len() {
+            1 => lift_group::<1>(x, y, ok),
+            #[cfg(not(nostr_verify_field32))]
+            2 => lift_group::<2>(x, y, ok),
+            _ => lift_group::<LIFT_LANES>(x, y, ok),
         }
-        let r = F::sqrt_many_vartime(&c);
-        for ((r, y), ok) in r.into_iter().zip(y.iter_mut()).zip(ok.iter_mut()) {
-            (*y, *ok) = even_root(r);
-        }
+    }
+}
+
+/// One group of at most `N` lifts, `N` chains interleaved; a short group is padded with
+/// copies of its first x, whose roots are discarded.
+#[inline(always)]
+fn lift_group<const N: usize>(x: &[FieldElement], y: &mut [FieldElement], ok: &mut [bool]) {
+    let mut c = [F::ZERO; N];
+    for (i, c) in c.iter_mut().enumerate() {
+        *c = curve_rhs(x.get(i).unwrap_or(&x[0]));
+    }
+    let r = F::sqrt_many_vartime(&c);
+    for ((r, y), ok) in r.into_iter().zip(y.iter_mut()).zip(ok.iter_mut()) {
+        (*y, *ok) = even_root(r);
     }
 }
 

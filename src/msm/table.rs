@@ -1,9 +1,8 @@
-//! Odd-multiple tables for Strauss's method, converted to affine together.
-//!
-//! Strauss's method builds its tables in the kernels' representation, inside the backend
+//! The reference for Strauss's odd-multiple tables (tests only): [`odd_multiples_vartime`] in
+//! 5×52-bit limbs with full Jacobian additions, converted to affine together. Strauss's method
+//! builds its tables in the kernels' representation, inside the backend
 //! (`backend::portable::odd_multiples`: mixed additions on an isomorphic curve, one inversion
-//! for all tables); [`odd_multiples_vartime`] here (5×52-bit limbs, full Jacobian additions)
-//! is the reference that builder is tested against.
+//! for all tables), and the test below holds that builder to this reference entry by entry.
 
 use crate::arithmetic::group::{AffinePoint, JacobianPoint};
 
@@ -15,7 +14,7 @@ use crate::arithmetic::group::{AffinePoint, JacobianPoint};
 ///
 /// # Variable time
 /// Public data only.
-pub fn odd_multiples_vartime(
+pub(crate) fn odd_multiples_vartime(
     points: &[AffinePoint],
     len: usize,
     jac: &mut Vec<JacobianPoint>,
