@@ -66,7 +66,9 @@ fn add_ns(arm: Backend, a: &[AffinePoint], b: &[AffinePoint]) -> f64 {
 /// The table quoted in docs/backend.md.
 fn summary() {
     let arms = Backend::available();
-    println!("backend summary: median thread CPU time per element (15 samples of max(3, 48/n) calls)");
+    println!(
+        "backend summary: median thread CPU time per element (15 samples of max(3, 48/n) calls)"
+    );
     println!(
         "selected backend: {}",
         nostr_verify::backend::selected().name()

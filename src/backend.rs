@@ -45,7 +45,7 @@ mod sha_lanes;
 mod tuning;
 
 pub use self::pool::{with_pool, PoolJob, PoolPoint};
-pub use self::tuning::{msm_tuning, MsmTuning, MAX_WINDOW};
+pub use self::tuning::{msm_tuning, MsmTuning, LARGE_WINDOWS, MAX_WINDOW};
 
 use crate::arithmetic::field::FieldElement;
 use crate::arithmetic::group::{AffinePoint, JacobianPoint};

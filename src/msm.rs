@@ -176,7 +176,7 @@ pub(crate) mod tests {
             let t = b.msm_tuning();
             assert!(t.strauss_max <= STRAUSS_MAX, "{b:?}");
             want.push(t.strauss_max);
-            want.extend(t.windows.iter().map(|&(max, _)| max));
+            want.extend(t.windows().map(|(max, _)| max));
         }
         want.sort_unstable();
         want.dedup();

@@ -9,28 +9,31 @@ use super::{selected, Backend};
 pub struct MsmTuning {
     /// Up to this many points, Strauss's method; above, batch-affine Pippenger.
     pub strauss_max: usize,
-    /// Pippenger's window width by point count: `(max N, c)`, ascending; above the last,
-    /// [`MAX_WINDOW`].
-    pub windows: &'static [(usize, usize)],
+    /// Pippenger's window width by point count below 80 points, where the arms differ:
+    /// `(max N, c)`, ascending; then [`LARGE_WINDOWS`], shared; above its last, [`MAX_WINDOW`].
+    pub small_windows: &'static [(usize, usize)],
 }
 
 /// The largest window width used (for N beyond every table).
 pub const MAX_WINDOW: usize = 11;
 
+/// Pippenger's window widths above each arm's [`MsmTuning::small_windows`], up to 8,000
+/// points, the same on every arm: `(max N, c)`.
+pub const LARGE_WINDOWS: &[(usize, usize)] = &[
+    (80, 4),
+    (256, 5),
+    (600, 6),
+    (900, 7),
+    (1400, 8),
+    (2600, 9),
+    (8000, 10),
+];
+
 /// The IFMA arm: its cheap pair additions make Pippenger win from about 9 points, and keep
 /// c = 3 up to 40.
 const IFMA: MsmTuning = MsmTuning {
     strauss_max: 8,
-    windows: &[
-        (40, 3),
-        (80, 4),
-        (256, 5),
-        (600, 6),
-        (900, 7),
-        (1400, 8),
-        (2600, 9),
-        (8000, 10),
-    ],
+    small_windows: &[(40, 3)],
 };
 
 /// The portable arms (what ARM runs): Strauss's method (tables built with mixed additions on
@@ -39,15 +42,7 @@ const IFMA: MsmTuning = MsmTuning {
 #[cfg(not(nostr_verify_field32))]
 const PORTABLE: MsmTuning = MsmTuning {
     strauss_max: 24,
-    windows: &[
-        (80, 4),
-        (256, 5),
-        (600, 6),
-        (900, 7),
-        (1400, 8),
-        (2600, 9),
-        (8000, 10),
-    ],
+    small_windows: &[],
 };
 
 /// The portable arm in 10×26-bit limbs (wasm32): Strauss up to 16 points, then Pippenger
@@ -56,25 +51,21 @@ const PORTABLE: MsmTuning = MsmTuning {
 #[cfg(nostr_verify_field32)]
 const PORTABLE: MsmTuning = MsmTuning {
     strauss_max: 16,
-    windows: &[
-        (22, 3),
-        (80, 4),
-        (256, 5),
-        (600, 6),
-        (900, 7),
-        (1400, 8),
-        (2600, 9),
-        (8000, 10),
-    ],
+    small_windows: &[(22, 3)],
 };
 
 impl MsmTuning {
+    /// The window widths by point count, ascending: [`MsmTuning::small_windows`], then
+    /// [`LARGE_WINDOWS`].
+    pub fn windows(&self) -> impl Iterator<Item = (usize, usize)> {
+        self.small_windows.iter().chain(LARGE_WINDOWS).copied()
+    }
+
     /// The window width for `n` points.
     pub fn window_for(&self, n: usize) -> usize {
-        self.windows
-            .iter()
-            .find(|&&(max, _)| n <= max)
-            .map_or(MAX_WINDOW, |&(_, c)| c)
+        self.windows()
+            .find(|&(max, _)| n <= max)
+            .map_or(MAX_WINDOW, |(_, c)| c)
     }
 }
 
@@ -101,13 +92,11 @@ mod tests {
     fn tables_ascend_and_windows_grow() {
         for b in Backend::ALL {
             let t = b.msm_tuning();
-            assert!(t
-                .windows
-                .windows(2)
-                .all(|w| w[0].0 < w[1].0 && w[0].1 < w[1].1));
-            assert!(t.strauss_max < t.windows[0].0, "{b:?}");
-            assert!(t.windows.last().map_or(0, |w| w.1) < MAX_WINDOW);
-            for &(max, c) in t.windows {
+            let w: Vec<(usize, usize)> = t.windows().collect();
+            assert!(w.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 < w[1].1));
+            assert!(t.strauss_max < w[0].0, "{b:?}");
+            assert!(w.last().map_or(0, |w| w.1) < MAX_WINDOW);
+            for &(max, c) in &w {
                 assert_eq!(t.window_for(max), c);
                 assert_ne!(t.window_for(max), t.window_for(max + 1));
             }
