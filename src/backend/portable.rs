@@ -162,8 +162,10 @@ pub(crate) fn odd_multiples(
         }
         let (dx, dy, z) = J::from_affine_words(px, py).double_vartime().coordinates();
         let z2 = z.square();
-        let mut t = J::from_affine_words(px.mul(&z2), py.mul(&z2.mul(&z)));
-        zs.push([t.coordinates().0, t.coordinates().1, z]);
+        // P on the isomorphic curve, where its Jacobian Z is 1 (and so z·Z = Z on secp256k1).
+        let (tx, ty) = (px.mul(&z2), py.mul(&z2.mul(&z)));
+        let mut t = J::from_affine_words(tx, ty);
+        zs.push([tx, ty, z]);
         for _ in 1..len {
             t = t.add_words_vartime(&dx, &dy);
             let (x, y, tz) = t.coordinates();

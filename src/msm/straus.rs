@@ -4,9 +4,10 @@
 //! (odd digits in (−2^(w−1), 2^(w−1)), at least w−1 zeros after each non-zero digit), every
 //! point gets a table of its odd multiples `P, 3P, …, (2^(w−1)−1)·P` (built with mixed
 //! additions on an isomorphic curve, all tables converted to affine with one inversion), and
-//! the doubling chain adds `±table[|d|/2]` wherever a digit is non-zero. Cost per point: 2^(w−2)
-//! table additions plus about 129/(w+1) mixed additions; shared: 128 doublings. (E. G. Straus, "Addition chains of
-//! vectors", 1964; wNAF interleaving as in libsecp256k1's `ecmult_strauss_wnaf`.)
+//! the doubling chain adds `±table[|d|/2]` wherever a digit is non-zero. Cost per point:
+//! 2^(w−2) table additions plus about 129/(w+1) mixed additions; shared: 128 doublings.
+//! (E. G. Straus, "Addition chains of vectors", 1964; wNAF interleaving as in libsecp256k1's
+//! `ecmult_strauss_wnaf`.)
 //!
 //! Used below the crossover measured by the MSM sweep (`docs/batch.md`, "How it works")
 //! ([`super::STRAUSS_MAX`]). This module recodes the scalars; the tables and the chain are a
@@ -59,8 +60,8 @@ pub fn msm_vartime(
     let tlen = 1usize << (w - 2);
     // The tables and the doubling chain run in the backend, in the kernels' representation
     // (4×64-bit words, whose multiplications are about 1.6× faster than the 5×52-bit limbs'
-    // in a baseline build, and 1.1–1.2× more in the BMI2/ADX build; 10×26-bit limbs under
-    // cfg(nostr_verify_field32)).
+    // in a baseline build; Strauss in the BMI2/ADX build measured about 2 % faster again;
+    // 10×26-bit limbs under cfg(nostr_verify_field32)).
     backend::selected().straus_vartime(&s.live, &s.naf, bits, tlen, &mut s.kernel)
 }
 
