@@ -57,10 +57,13 @@ fi
 
 # 3. Debian's compiler for cargo (rustup's proxies come first on PATH). Without debug info
 # (CARGO_PROFILE_*_DEBUG=0) the modules are a tenth of the size, and wasm-bindgen's pass
-# over each is that much faster.
+# over each is that much faster. The `test` profile at opt-level 1 in wasm (natively it is
+# unoptimized, see Cargo.toml): the suites in node and Chromium and the packages built with
+# `--profile test` run optimized code, in minutes.
 wasm_cargo() {
   env PATH="/usr/bin:$PATH" RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc RUSTC_BOOTSTRAP=1 \
     CC_wasm32_unknown_unknown=clang-22 CARGO_PROFILE_TEST_DEBUG=0 CARGO_PROFILE_RELEASE_DEBUG=0 \
+    CARGO_PROFILE_TEST_OPT_LEVEL=1 \
     CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER="$wb_tools/bin/wasm-bindgen-test-runner" \
     "$@"
 }
