@@ -65,5 +65,5 @@ pub use transport::{
 /// any `&str` and must never panic.
 #[doc(hidden)]
 pub mod __fuzz {
-    pub use crate::transport::scan::{event_object, scan_head, trim_json, Head};
+    pub use crate::transport::scan::{event_object, needs_full_parse, scan_head, trim_json, Head};
 }

@@ -410,3 +410,51 @@ async fn frames_with_non_json_whitespace_are_not_ours() {
         assert_eq!(event_ids(&got), vec![evs[0].id], "{frame:?}");
     }
 }
+
+/// Found by fuzz/fuzz_targets/relay_frame.rs: the tap's fast path read an event with an unknown
+/// field `"cont":266e04470951` (`Event::from_json` skips unknown fields without reading their
+/// numbers) and delivered it, while `RelayMessage::from_json` (serde_json, through a `Value`)
+/// rejects the frame: the number is out of an f64's range. Such objects (and unpaired surrogate
+/// escapes, and deep nesting, which `Event::from_json` also skips unchecked) now take the SDK's
+/// own parse: nothing is delivered from a frame the SDK rejects, and the same extras in a form
+/// the SDK accepts still deliver the event.
+#[tokio::test]
+async fn unknown_fields_are_judged_by_the_sdk_parse() {
+    let evs = signed_events(2, 1, 3_100);
+    let plain = ev_frame("bv:a", &evs[0]);
+    let with = |extra: &str| plain.replacen(r#""bv:a",{"#, &format!(r#""bv:a",{{"x":{extra},"#), 1);
+    let deep = format!("{}0{}", "[".repeat(130), "]".repeat(130));
+    let rejected = [
+        "266e04470951".to_string(),
+        "-1E400".to_string(),
+        format!("1{}", "0".repeat(400)),
+        r#""\ud83d""#.to_string(),
+        r#""a\udc00""#.to_string(),
+        deep,
+    ];
+    for extra in &rejected {
+        let frame = with(extra);
+        assert!(frame.contains(extra.as_str()), "{frame}");
+        assert!(RelayMessage::from_json(&frame).is_err(), "{extra}");
+        assert!(Event::from_json(&frame[frame.find('{').unwrap()..frame.len() - 1]).is_ok());
+        let tap = BatchVerifyTransport::default();
+        let (fwd, got) = run(&tap, &["bv:a"], vec![frame.clone(), plain.clone()]).await;
+        // Forwarded for the SDK to report, and only the well-formed frame's event delivered.
+        assert_eq!(fwd, vec![frame.clone()], "{extra}");
+        assert_eq!(event_ids(&got), vec![evs[0].id], "{extra}");
+    }
+    let accepted = [
+        "2.5e3",
+        "1e-400",
+        r#""\ud83d\ude00""#,
+        r#"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[0]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]"#,
+    ];
+    for extra in accepted {
+        let frame = with(extra);
+        assert!(RelayMessage::from_json(&frame).is_ok(), "{extra}");
+        let tap = BatchVerifyTransport::default();
+        let (fwd, got) = run(&tap, &["bv:a"], vec![frame.clone()]).await;
+        assert!(fwd.is_empty(), "{extra}");
+        assert_eq!(event_ids(&got), vec![evs[0].id], "{extra}");
+    }
+}

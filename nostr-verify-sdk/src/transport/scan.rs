@@ -74,6 +74,93 @@ pub fn event_object(s: &str, after_id: usize) -> Option<&str> {
     s[i + 1..].trim_end_matches(is_json_ws).strip_suffix(']')
 }
 
+/// Whether `obj` (an event object's text) holds something that `Event::from_json` reads but
+/// `RelayMessage::from_json`, the SDK's parser, refuses, so that only the SDK's own parse may
+/// decide the frame. `Event::from_json` skips an unknown field without checking what
+/// `RelayMessage::from_json` checks when it builds its `serde_json::Value` tree first: that
+/// each number fits an `f64`, that each `\u` escape is not half of a surrogate pair, and that
+/// the nesting stays within serde_json's depth limit. (Found by
+/// `fuzz/fuzz_targets/relay_frame.rs`: an unknown field `"cont":266e04470951`.)
+///
+/// Conservative: `true` for any number with an exponent or a run of more than 300 digits
+/// outside strings, any unpaired surrogate escape, or more than 32 open brackets; a relay's
+/// events have none of these, and a `true` only costs the frame the SDK's slower parse.
+pub fn needs_full_parse(obj: &str) -> bool {
+    let b = obj.as_bytes();
+    let mut i = 0;
+    let mut depth = 0u32;
+    let mut digits = 0usize;
+    while i < b.len() {
+        let c = b[i];
+        i += 1;
+        match c {
+            b'"' => {
+                digits = 0;
+                // A string: only `"` and `\` matter.
+                loop {
+                    let Some(&c) = b.get(i) else { return false };
+                    i += 1;
+                    match c {
+                        b'"' => break,
+                        b'\\' => {
+                            if b.get(i) != Some(&b'u') {
+                                i += 1; // a one-character escape
+                                continue;
+                            }
+                            match hex4(b, i + 1) {
+                                Some(0xD800..=0xDBFF) => {
+                                    let low = (b.get(i + 5) == Some(&b'\\')
+                                        && b.get(i + 6) == Some(&b'u'))
+                                    .then(|| hex4(b, i + 7))
+                                    .flatten();
+                                    if !matches!(low, Some(0xDC00..=0xDFFF)) {
+                                        return true;
+                                    }
+                                    i += 11;
+                                }
+                                Some(0xDC00..=0xDFFF) => return true,
+                                Some(_) => i += 5,
+                                None => i += 1, // malformed: both parsers refuse it
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            b'0'..=b'9' => {
+                digits += 1;
+                if digits > 300 {
+                    return true;
+                }
+            }
+            b'e' | b'E' if i >= 2 && b[i - 2].is_ascii_digit() => return true,
+            b'[' | b'{' => {
+                digits = 0;
+                depth += 1;
+                if depth > 32 {
+                    return true;
+                }
+            }
+            b']' | b'}' => {
+                digits = 0;
+                depth = depth.saturating_sub(1);
+            }
+            _ => digits = 0,
+        }
+    }
+    false
+}
+
+/// The value of four hex digits at `b[i..i + 4]`, if they are.
+fn hex4(b: &[u8], i: usize) -> Option<u16> {
+    let d = b.get(i..i + 4)?;
+    let mut v = 0u16;
+    for &c in d {
+        v = v << 4 | (c as char).to_digit(16)? as u16;
+    }
+    Some(v)
+}
+
 /// Classifies a frame (already trimmed by the caller, with [`trim_json`]) by its first two
 /// elements.
 pub fn scan_head(s: &str) -> Head<'_> {
@@ -144,5 +231,38 @@ mod tests {
         assert_eq!(event_object(f, 15), Some("{}\u{a0}"));
         let f = "[\"EVENT\",\"bv:1\",{}]\u{a0}";
         assert_eq!(event_object(f, 15), None);
+    }
+
+    #[test]
+    fn what_only_the_sdk_parse_may_decide() {
+        // Numbers out of an f64's range, as `RelayMessage::from_json` reads them.
+        assert!(needs_full_parse(r#"{"kind":1,"x":266e04470951}"#));
+        assert!(needs_full_parse(r#"{"x":1.5E3}"#));
+        assert!(needs_full_parse(&format!(r#"{{"x":{}}}"#, "9".repeat(301))));
+        assert!(!needs_full_parse(&format!(
+            r#"{{"x":{}}}"#,
+            "9".repeat(300)
+        )));
+        // Letters e outside numbers: true, false, and text in strings.
+        assert!(!needs_full_parse(
+            r#"{"a":true,"b":false,"c":null,"content":"1e9 ee","kind":1}"#
+        ));
+        // Surrogate escapes: a pair is fine, half of one is not.
+        assert!(!needs_full_parse(
+            r#"{"content":"\ud83d\ude00 \u00e9 \n \\u"}"#
+        ));
+        assert!(needs_full_parse(r#"{"x":"\ud83d"}"#));
+        assert!(needs_full_parse(r#"{"x":"\ud83d\u0041"}"#));
+        assert!(needs_full_parse(r#"{"x":"\ude00"}"#));
+        assert!(needs_full_parse(r#"{"\udBff":1}"#));
+        // Nesting.
+        let deep = format!(r#"{{"x":{}1{}}}"#, "[".repeat(32), "]".repeat(32));
+        assert!(needs_full_parse(&deep));
+        let ok = format!(r#"{{"x":{}1{}}}"#, "[".repeat(31), "]".repeat(31));
+        assert!(!needs_full_parse(&ok));
+        // Truncated input never panics.
+        for s in [r#"{"x":"\ud83d\u"#, r#"{"x":"\"#, r#"{"x":"\u12"#, "\\"] {
+            needs_full_parse(s);
+        }
     }
 }

@@ -19,7 +19,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::PollSender;
 
 use super::cache::{id_matches, key, Class, Forwarded, Resolve};
-use super::scan::{event_object, scan_head, trim_json, Head};
+use super::scan::{event_object, needs_full_parse, scan_head, trim_json, Head};
 use super::{lock, DropReason, Shared, TapEvent};
 
 /// One entry of the per-connection output queue, in wire order.
@@ -114,19 +114,23 @@ impl TapStream {
             }
             return Intercept::Forward; // the SDK rejects it the same way
         }
+        // Fast path: the id has no escapes, so the raw text is the id. An object with
+        // something only the SDK's own parse may decide goes the slow way below.
         if let Head::Event(id, after) = head {
-            // Fast path: the id has no escapes, so the raw text is the id.
-            let parsed = event_object(trimmed, after).and_then(|o| Event::from_json(o).ok());
-            let Some(event) = parsed else {
-                self.shared.count(DropReason::Unparsable, 1);
+            let object = event_object(trimmed, after);
+            if !object.is_some_and(needs_full_parse) {
+                let parsed = object.and_then(|o| Event::from_json(o).ok());
+                let Some(event) = parsed else {
+                    self.shared.count(DropReason::Unparsable, 1);
+                    return Intercept::Consumed;
+                };
+                let sub = SubscriptionId::new(id);
+                match self.route(&sub) {
+                    Some(tx) => self.pending.push((tx, sub, event)),
+                    None => self.shared.count(DropReason::Unrouted, 1),
+                }
                 return Intercept::Consumed;
-            };
-            let sub = SubscriptionId::new(id);
-            match self.route(&sub) {
-                Some(tx) => self.pending.push((tx, sub, event)),
-                None => self.shared.count(DropReason::Unrouted, 1),
             }
-            return Intercept::Consumed;
         }
         let msg = match RelayMessage::from_json(trimmed) {
             Ok(m) => m,
