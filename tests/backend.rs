@@ -585,16 +585,17 @@ fn libsecp_sum(points: &[AffinePoint], ks: &[u128]) -> Option<[u8; 33]> {
     PublicKey::combine_keys(&refs).ok().map(|s| s.serialize())
 }
 
-/// Strauss's kernel (tables on the isomorphic curve, the doubling chain in the kernels'
-/// words) on every arm, against libsecp256k1: every window width the MSM could ask for,
-/// point counts around the portable Strauss bound, repeated points, a point beside its
-/// negation (sums that cancel: the identity), and small and zero-free scalars.
+/// Strauss's kernel (tables on the isomorphic curve, batch-affine column sums, the doubling
+/// chain in the kernels' words) on every arm, against libsecp256k1: every window width the MSM
+/// could ask for, point counts around the portable Strauss bounds, repeated points, a point
+/// beside its negation (sums that cancel: the identity), pairs with equal x in the first and
+/// in a later round of the column sums, and small and zero-free scalars.
 #[test]
 fn straus_kernel_all_arms_match_libsecp256k1() {
     use nostr_verify::msm::recode::{wnaf_u128, WNAF_U128_DIGITS};
     let mut rng = StdRng::seed_from_u64(0x5742_a055);
     let mut cases: Vec<(Vec<AffinePoint>, Vec<u128>)> = Vec::new();
-    for n in [1usize, 2, 7, 23, 24, 25] {
+    for n in [1usize, 2, 7, 23, 24, 25, 47, 48, 49] {
         let pts = random_points(&mut rng, n);
         let ks = (0..n)
             .map(|i| match i % 5 {
@@ -609,6 +610,10 @@ fn straus_kernel_all_arms_match_libsecp256k1() {
     let k: u128 = rng.gen();
     cases.push((vec![q[0], neg(&q[0])], vec![k, k]));
     cases.push((vec![q[0], q[1], q[0]], vec![k, 3, k ^ 1]));
+    // Equal x in a later round of the column sums: the first round adds (q0, q1) twice, the
+    // second meets their sum twice (a doubling), or beside its negation (the identity).
+    cases.push((vec![q[0], q[1], q[0], q[1]], vec![k; 4]));
+    cases.push((vec![q[0], q[1], neg(&q[0]), neg(&q[1])], vec![k; 4]));
     for (pts, ks) in &cases {
         let want = libsecp_sum(pts, ks);
         for w in 2..=7usize {

@@ -89,6 +89,20 @@ fn lift_group<const N: usize>(x: &[FieldElement], y: &mut [FieldElement], ok: &m
 
 /// See [`crate::backend::Backend::straus_vartime`]; lengths already checked. Inlined into
 /// each build.
+///
+/// Strauss's chain is Horner's rule over the digit columns, `acc = 2·acc + Cᵢ` from the top
+/// bit down, where the column sum `Cᵢ = Σⱼ ±table_j[|dᵢⱼ|/2]` adds the table entries of every
+/// point whose digit i is non-zero. The columns do not depend on the accumulator, so they are
+/// summed first, all together, with batch-affine additions ([`add_pairs`]: 5M + 1S a pair with
+/// Montgomery's trick, one inversion a round): each round adds the items of every column in
+/// pairs, all columns pooled, while a round has at least [`COLUMN_MIN_PAIRS`] pairs (below
+/// that, its inversion costs more than its additions save over the chain's mixed additions).
+/// The chain then adds what is left of each column (one item, in batches of tens of points)
+/// with mixed additions (8M + 3S). Against adding every digit in the chain, each pair saves
+/// about 5 field operations (`docs/benchmarks.md`, "Strauss's column sums").
+///
+/// A pair with equal x (a point and itself or its negation: repeated points with equal
+/// digits) is not summed in a round: both items go to the chain, whose additions handle it.
 #[inline(always)]
 pub(crate) fn straus_vartime<const D: usize>(
     points: &[AffinePoint],
@@ -99,24 +113,104 @@ pub(crate) fn straus_vartime<const D: usize>(
 ) -> JacobianPoint {
     s.table.clear();
     odd_multiples(points, tlen, &mut s.zs, &mut s.table);
-    let mut acc = J::IDENTITY;
-    for i in (0..bits).rev() {
-        if !acc.is_infinity() {
-            acc = acc.double_vartime();
-        }
+    let StrausBuf {
+        table,
+        items,
+        next,
+        starts,
+        next_starts,
+        pairs,
+        extra,
+        pair_buf,
+        equal_x,
+        ..
+    } = s;
+    // Every column's items, the columns in bit order.
+    items.clear();
+    starts.clear();
+    for i in 0..bits {
+        starts.push(items.len() as u32);
         for (j, naf) in naf.iter().enumerate() {
             let d = naf[i];
             if d > 0 {
-                let [x, y, _] = &s.table[j * tlen + (d as usize >> 1)];
-                acc = acc.add_words_vartime(x, y);
+                let [x, y, _] = &table[j * tlen + (d as usize >> 1)];
+                items.push([*x, *y]);
             } else if d < 0 {
-                let [x, _, neg_y] = &s.table[j * tlen + ((-d) as usize >> 1)];
-                acc = acc.add_words_vartime(x, neg_y);
+                let [x, _, neg_y] = &table[j * tlen + ((-d) as usize >> 1)];
+                items.push([*x, *neg_y]);
             }
+        }
+    }
+    starts.push(items.len() as u32);
+    extra.clear();
+    loop {
+        let n_pairs: usize = starts.windows(2).map(|w| (w[1] - w[0]) as usize / 2).sum();
+        if n_pairs < COLUMN_MIN_PAIRS {
+            break;
+        }
+        // The next round's layout: per column, its pairs' sums, then its odd item. A pair is
+        // [first item, second item, slot of its sum in `next`].
+        pairs.clear();
+        next.clear();
+        next_starts.clear();
+        for c in 0..bits {
+            let (a, b) = (starts[c] as usize, starts[c + 1] as usize);
+            next_starts.push(next.len() as u32);
+            let mut k = a;
+            while k + 1 < b {
+                pairs.push([k as u32, (k + 1) as u32, next.len() as u32]);
+                next.push([F::ZERO; 2]);
+                k += 2;
+            }
+            if k < b {
+                next.push(items[k]);
+            }
+        }
+        next_starts.push(next.len() as u32);
+        let (src, dst) = (&*items, &mut *next);
+        add_pairs(
+            pairs.len(),
+            |i| {
+                let [p, q, _] = pairs[i];
+                let ([x1, y1], [x2, y2]) = (src[p as usize], src[q as usize]);
+                [x1, y1, x2, y2]
+            },
+            |_| {},
+            |i, x3, y3| dst[pairs[i][2] as usize] = [x3, y3],
+            pair_buf,
+            equal_x,
+        );
+        // Equal x: the first item stays in the slot, the second goes to the chain.
+        for &i in equal_x.iter() {
+            let [p, q, slot] = pairs[i as usize];
+            next[slot as usize] = items[p as usize];
+            let column = next_starts.partition_point(|&st| st <= slot) - 1;
+            extra.push((column as u32, items[q as usize]));
+        }
+        core::mem::swap(items, next);
+        core::mem::swap(starts, next_starts);
+    }
+    // Highest column first in the chain.
+    extra.sort_unstable_by_key(|e| core::cmp::Reverse(e.0));
+    let mut extra = extra.iter().peekable();
+    let mut acc = J::IDENTITY;
+    for c in (0..bits).rev() {
+        if !acc.is_infinity() {
+            acc = acc.double_vartime();
+        }
+        for [x, y] in &items[starts[c] as usize..starts[c + 1] as usize] {
+            acc = acc.add_words_vartime(x, y);
+        }
+        while let Some((_, [x, y])) = extra.next_if(|e| e.0 as usize == c) {
+            acc = acc.add_words_vartime(x, y);
         }
     }
     acc.to_jacobian()
 }
+
+/// The fewest pairs a round of [`straus_vartime`]'s column sums must have: a round costs one
+/// inversion (about 1 µs in 4×64-bit words) and saves about 5 field operations a pair.
+const COLUMN_MIN_PAIRS: usize = 16;
 
 /// The working memory of [`straus_vartime`].
 #[derive(Debug, Default)]
@@ -125,6 +219,19 @@ pub(crate) struct StrausBuf {
     zs: Vec<[F; 3]>,
     /// Every point's table, `[x, y, −y]` per entry.
     table: Vec<[F; 3]>,
+    /// The column sums' items `(x, y)`, column by column, and the next round's.
+    items: Vec<[F; 2]>,
+    next: Vec<[F; 2]>,
+    /// Where each column starts in `items` (one more entry: the end), and in `next`.
+    starts: Vec<u32>,
+    next_starts: Vec<u32>,
+    /// A round's pairs: two items and the slot of their sum.
+    pairs: Vec<[u32; 3]>,
+    /// Items left to the chain by pairs with equal x, with their column.
+    extra: Vec<(u32, [F; 2])>,
+    /// The batch-affine additions' buffers.
+    pair_buf: PairBuf,
+    equal_x: Vec<u32>,
 }
 
 /// Appends, for every point, its odd multiples `P, 3P, …, (2·len − 1)·P` as affine

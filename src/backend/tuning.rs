@@ -20,7 +20,6 @@ pub const MAX_WINDOW: usize = 11;
 /// Pippenger's window widths above each arm's [`MsmTuning::small_windows`], up to 8,000
 /// points, the same on every arm: `(max N, c)`.
 pub const LARGE_WINDOWS: &[(usize, usize)] = &[
-    (80, 4),
     (256, 5),
     (600, 6),
     (900, 7),
@@ -30,28 +29,28 @@ pub const LARGE_WINDOWS: &[(usize, usize)] = &[
 ];
 
 /// The IFMA arm: its cheap pair additions make Pippenger win from about 9 points, and keep
-/// c = 3 up to 40.
+/// c = 3 up to 40 and c = 4 up to 80.
 const IFMA: MsmTuning = MsmTuning {
     strauss_max: 8,
-    small_windows: &[(40, 3)],
+    small_windows: &[(40, 3), (80, 4)],
 };
 
 /// The portable arms (what ARM runs): Strauss's method (tables built with mixed additions on
-/// an isomorphic curve, chain and tables in 4×64-bit words) beats Pippenger up to about 24
-/// points, where Pippenger with c = 4 takes over (c = 3 no longer wins anywhere).
+/// an isomorphic curve, column sums batch-affine, chain and tables in 4×64-bit words) beats
+/// Pippenger up to about 48 points (a tie there), where Pippenger with c = 5 takes over (c = 5
+/// beat c = 4 from 48 to 80 points in the same sweep).
 #[cfg(not(nostr_verify_field32))]
 const PORTABLE: MsmTuning = MsmTuning {
-    strauss_max: 24,
+    strauss_max: 48,
     small_windows: &[],
 };
 
-/// The portable arm in 10×26-bit limbs (wasm32): Strauss up to 16 points, then Pippenger
-/// with c = 3 up to 22, as measured before the word Strauss; a native 10×26 sweep
-/// (`NOSTR_VERIFY_FIELD32=1`, `docs/benchmarks.md`) puts the crossover at 16–20 there.
+/// The portable arm in 10×26-bit limbs (wasm32): Strauss up to 40 points, then Pippenger
+/// with c = 5 (a native 10×26 sweep, `NOSTR_VERIFY_FIELD32=1`, `docs/benchmarks.md`).
 #[cfg(nostr_verify_field32)]
 const PORTABLE: MsmTuning = MsmTuning {
-    strauss_max: 16,
-    small_windows: &[(22, 3)],
+    strauss_max: 40,
+    small_windows: &[],
 };
 
 impl MsmTuning {

@@ -4,8 +4,11 @@
 //! (odd digits in (−2^(w−1), 2^(w−1)), at least w−1 zeros after each non-zero digit), every
 //! point gets a table of its odd multiples `P, 3P, …, (2^(w−1)−1)·P` (built with mixed
 //! additions on an isomorphic curve, all tables converted to affine with one inversion), and
-//! the doubling chain adds `±table[|d|/2]` wherever a digit is non-zero. Cost per point:
-//! 2^(w−2) table additions plus about 129/(w+1) mixed additions; shared: 128 doublings.
+//! the sum `±table[|d|/2]` over the non-zero digits of each bit position is added into the
+//! doubling chain at that bit. The column sums do not depend on the chain, so they are formed
+//! first with batch-affine additions (one inversion a round, all columns pooled). Cost per
+//! point: 2^(w−2) table additions plus about 129/(w+1) affine additions; shared: 128
+//! doublings and a mixed addition a column.
 //! (E. G. Straus, "Addition chains of vectors", 1964; wNAF interleaving as in libsecp256k1's
 //! `ecmult_strauss_wnaf`.)
 //!
