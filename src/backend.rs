@@ -372,7 +372,7 @@ impl Backend {
     /// Strauss's method after the recoding: `Σ dᵢ·Pᵢ` where `naf[i]` holds point i's
     /// width-w NAF digits (least significant first, `bits` of them used, odd digits
     /// `|d| < 2·tlen`, `tlen = 2^(w−2)`). Builds every point's table of odd multiples `P, 3P,
-    /// …, (2·tlen − 1)·P` (one inversion for all), sums each digit column's table entries
+    /// …, (2·tlen − 1)·P` (batch-affine, one inversion a round), sums each digit column's table entries
     /// with batch-affine additions (all columns pooled, one inversion a round) and runs the
     /// shared doubling chain over the column sums, all in the kernels' representation
     /// ([`crate::arithmetic::kernel`]); on x86-64 with BMI2 and ADX in the portable arm's
@@ -499,10 +499,9 @@ pub struct StrausScratch(portable::StrausBuf);
 pub(crate) fn portable_odd_multiples_for_test(
     points: &[AffinePoint],
     len: usize,
-    zs: &mut Vec<[crate::arithmetic::kernel::KernelField; 3]>,
     out: &mut Vec<[crate::arithmetic::kernel::KernelField; 3]>,
 ) {
-    portable::odd_multiples(points, len, zs, out);
+    portable::odd_multiples(points, len, &mut portable::TableBuf::default(), out);
 }
 
 impl PairScratch {

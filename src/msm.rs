@@ -25,7 +25,7 @@ use crate::backend;
 
 /// The most points any backend gives Strauss's method (its [`backend::MsmTuning`] says
 /// where each one switches); [`msm_two_threads_vartime`] cuts nothing up to twice this.
-pub const STRAUSS_MAX: usize = 48;
+pub const STRAUSS_MAX: usize = 64;
 
 /// The wNAF width Strauss's method uses.
 pub const STRAUSS_WINDOW: usize = 4;
@@ -33,11 +33,11 @@ pub const STRAUSS_WINDOW: usize = 4;
 /// Point counts where the algorithm or the window width changes on some backend (for tests
 /// that must cross every switch): every backend's Strauss bound and window bounds, ascending.
 #[cfg(all(any(test, feature = "internals"), not(nostr_verify_field32)))]
-pub const SWITCH_POINTS: &[usize] = &[8, 40, 48, 80, 256, 600, 900, 1400, 2600, 8000];
+pub const SWITCH_POINTS: &[usize] = &[8, 40, 56, 80, 256, 600, 900, 1400, 2600, 8000];
 /// Point counts where the algorithm or the window width changes on some backend (10×26-bit
 /// build).
 #[cfg(all(any(test, feature = "internals"), nostr_verify_field32))]
-pub const SWITCH_POINTS: &[usize] = &[8, 40, 80, 256, 600, 900, 1400, 2600, 8000];
+pub const SWITCH_POINTS: &[usize] = &[8, 40, 64, 80, 256, 600, 900, 1400, 2600, 8000];
 
 /// Reusable buffers for [`msm_vartime`].
 #[derive(Debug, Default)]

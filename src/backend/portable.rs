@@ -112,7 +112,7 @@ pub(crate) fn straus_vartime<const D: usize>(
     s: &mut StrausBuf,
 ) -> JacobianPoint {
     s.table.clear();
-    odd_multiples(points, tlen, &mut s.zs, &mut s.table);
+    odd_multiples(points, tlen, &mut s.tables, &mut s.table);
     let StrausBuf {
         table,
         items,
@@ -215,8 +215,8 @@ const COLUMN_MIN_PAIRS: usize = 16;
 /// The working memory of [`straus_vartime`].
 #[derive(Debug, Default)]
 pub(crate) struct StrausBuf {
-    /// The table builder's `(X, Y, Z)` entries.
-    zs: Vec<[F; 3]>,
+    /// The table builder's buffers.
+    tables: TableBuf,
     /// Every point's table, `[x, y, −y]` per entry.
     table: Vec<[F; 3]>,
     /// The column sums' items `(x, y)`, column by column, and the next round's.
@@ -236,17 +236,19 @@ pub(crate) struct StrausBuf {
 
 /// Appends, for every point, its odd multiples `P, 3P, …, (2·len − 1)·P` as affine
 /// `[x, y, −y]` in the kernels' representation to `out` (`len` entries per point, in input
-/// order); `zs` is scratch.
+/// order).
 ///
-/// Per point: `D = 2P = (X_D, Y_D, Z)` in Jacobian coordinates, then the chain `P + D + D + …`
-/// on the isomorphic curve `y² = x³ + 7·Z⁶` (the map `(x, y) ↦ (x·Z², y·Z³)`), where `D` is
-/// the affine point `(X_D, Y_D)`: every step a mixed addition (8M + 3S) instead of a full one
-/// (12M + 4S), and an entry `(X, Y, z)` there is `(X, Y, z·Z)` on secp256k1 (the addition
-/// formulas of `y² = x³ + b` do not involve b). All entries' Z share one inversion
-/// (Montgomery's trick), then `x = X/Z²`, `y = Y/Z³`. Libsecp256k1's
-/// `ecmult_odd_multiples_table` uses the same isomorphism.
+/// Batch-affine steps ([`add_steps`]: one inversion a round, 6–7 field operations a step):
+/// `D = 2P` for every point in one round of doublings, then `len − 1` rounds of pair
+/// additions `T_k = T_(k−1) + D`, every point's table advancing together in each round. Until
+/// stop 37 each table was a chain of mixed additions (8M + 3S) on the isomorphic curve
+/// `y² = x³ + 7·Z⁶` (libsecp256k1's `ecmult_odd_multiples_table`), all entries converted to
+/// affine with one inversion at the end (7 more operations an entry): one inversion in all,
+/// but about three times the field operations; Strauss with these tables measured 7 % faster
+/// at 20 points and 11 % at 48 (`docs/benchmarks.md`, "Strauss's tables, batch-affine").
 ///
-/// Points must not be the identity (then no entry is: the group has prime order).
+/// Points must not be the identity (then no step meets equal x: `(2k − 1)P = ±2P` would
+/// need a point of small order, and the group has prime order).
 ///
 /// # Variable time
 /// Public data only.
@@ -254,49 +256,82 @@ pub(crate) struct StrausBuf {
 pub(crate) fn odd_multiples(
     points: &[AffinePoint],
     len: usize,
-    zs: &mut Vec<[F; 3]>,
+    t: &mut TableBuf,
     out: &mut Vec<[F; 3]>,
 ) {
     assert!(len >= 1, "a table has at least P");
-    zs.clear();
+    let TableBuf {
+        d,
+        round,
+        pair_buf,
+        equal_x,
+    } = t;
+    let start = out.len();
     for p in points {
         debug_assert!(!p.is_infinity());
-        let px = F::from_fe(&p.x);
-        let py = F::from_fe(&p.y);
-        if len == 1 {
-            zs.push([px, py, F::ONE]);
-            continue;
-        }
-        let (dx, dy, z) = J::from_affine_words(px, py).double_vartime().coordinates();
-        let z2 = z.square();
-        // P on the isomorphic curve, where its Jacobian Z is 1 (and so z·Z = Z on secp256k1).
-        let (tx, ty) = (px.mul(&z2), py.mul(&z2.mul(&z)));
-        let mut t = J::from_affine_words(tx, ty);
-        zs.push([tx, ty, z]);
+        let (x, y) = (F::from_fe(&p.x), F::from_fe(&p.y));
+        out.push([x, y, y.neg()]);
         for _ in 1..len {
-            t = t.add_words_vartime(&dx, &dy);
-            let (x, y, tz) = t.coordinates();
-            zs.push([x, y, tz.mul(&z)]);
+            out.push([F::ZERO; 3]);
         }
     }
-    // Montgomery's trick over the Z's: prefix products in `out`'s x slots, one inversion,
-    // then back to front.
-    let start = out.len();
-    let mut acc = F::ONE;
-    for e in zs.iter() {
-        out.push([acc, F::ZERO, F::ZERO]);
-        acc = acc.mul(&e[2]);
+    if len == 1 {
+        return;
     }
-    let mut inv = acc.invert_vartime();
-    for (o, e) in out[start..].iter_mut().zip(zs.iter()).rev() {
-        // o[0] is the product of the Z's before this one: inv · o[0] = 1/Z.
-        let zinv = inv.mul(&o[0]);
-        inv = inv.mul(&e[2]);
-        let zinv2 = zinv.square();
-        let x = e[0].mul(&zinv2);
-        let y = e[1].mul(&zinv2.mul(&zinv));
-        *o = [x, y, y.neg()];
+    let n = points.len();
+    d.clear();
+    d.resize(n, [F::ZERO; 2]);
+    let table = &out[start..];
+    add_steps(
+        n,
+        |j| {
+            let [x, y, _] = table[j * len];
+            double_step(x, y)
+        },
+        |_| {},
+        |j, x3, y3| d[j] = [x3, y3],
+        pair_buf,
+        equal_x,
+    );
+    debug_assert!(equal_x.is_empty(), "a point of order 2");
+    round.clear();
+    round.resize(n, [F::ZERO; 2]);
+    for k in 1..len {
+        let table = &out[start..];
+        add_steps(
+            n,
+            |j| {
+                let [x1, y1, _] = table[j * len + k - 1];
+                let [x2, y2] = d[j];
+                let step = PairIn {
+                    x1,
+                    y1,
+                    dy: y2.sub(&y1),
+                    sx: x1.add(&x2),
+                };
+                (step, x2.sub(&x1))
+            },
+            |_| {},
+            |j, x3, y3| round[j] = [x3, y3],
+            pair_buf,
+            equal_x,
+        );
+        debug_assert!(equal_x.is_empty(), "a point of small order");
+        for (j, [x, y]) in round.iter().enumerate() {
+            out[start + j * len + k] = [*x, *y, y.neg()];
+        }
     }
+}
+
+/// The working memory of [`odd_multiples`].
+#[derive(Debug, Default)]
+pub(crate) struct TableBuf {
+    /// `2P` for every point.
+    d: Vec<[F; 2]>,
+    /// One round's sums.
+    round: Vec<[F; 2]>,
+    pair_buf: PairBuf,
+    equal_x: Vec<u32>,
 }
 
 /// The portable arm's part of [`crate::backend::PairScratch`].
@@ -460,6 +495,53 @@ fn add_pairs(
     n: usize,
     get: impl Fn(usize) -> [F; 4],
     prefetch: impl Fn(usize),
+    put: impl FnMut(usize, F, F),
+    buf: &mut PairBuf,
+    equal_x: &mut Vec<u32>,
+) {
+    add_steps(
+        n,
+        |i| {
+            let [x1, y1, x2, y2] = get(i);
+            let step = PairIn {
+                x1,
+                y1,
+                dy: y2.sub(&y1),
+                sx: x1.add(&x2),
+            };
+            (step, x2.sub(&x1))
+        },
+        prefetch,
+        put,
+        buf,
+        equal_x,
+    );
+}
+
+/// The inputs of a doubling of `(x, y)` as [`add_steps`] takes them: λ = 3x²/(2y),
+/// x₃ = λ² − 2x, y₃ = λ·(x − x₃) − y. On secp256k1 y ≠ 0 (no point of order 2), so the
+/// denominator is never 0.
+#[inline(always)]
+fn double_step(x: F, y: F) -> (PairIn, F) {
+    let x2 = x.square();
+    let step = PairIn {
+        x1: x,
+        y1: y,
+        dy: x2.add(&x2).add(&x2),
+        sx: x.add(&x),
+    };
+    (step, y.add(&y))
+}
+
+/// [`add_pairs`] for steps given as the formula's inputs: `get(i)` returns `(x₁, y₁, num,
+/// x₁ + x₂)` and the denominator, and `put(i, x₃, y₃)` receives λ = num/den,
+/// x₃ = λ² − (x₁ + x₂), y₃ = λ·(x₁ − x₃) − y₁; a step whose denominator is ≡ 0 is listed in
+/// `equal_x` (λ = 0 there). Pair additions and doublings ([`double_step`]) share it.
+#[inline(always)]
+fn add_steps(
+    n: usize,
+    get: impl Fn(usize) -> (PairIn, F),
+    prefetch: impl Fn(usize),
     mut put: impl FnMut(usize, F, F),
     buf: &mut PairBuf,
     equal_x: &mut Vec<u32>,
@@ -478,8 +560,7 @@ fn add_pairs(
     // the BMI2 build).
     for i in 0..n {
         prefetch(i + PREFETCH_AHEAD);
-        let [x1, y1, x2, y2] = get(i);
-        let mut d = x2.sub(&x1);
+        let (step, mut d) = get(i);
         if d.is_zero() {
             d = F::ZERO;
         } else {
@@ -488,12 +569,7 @@ fn add_pairs(
         }
         prefix.push(acc);
         dx.push(d);
-        pairs.push(PairIn {
-            x1,
-            y1,
-            dy: y2.sub(&y1),
-            sx: x1.add(&x2),
-        });
+        pairs.push(step);
     }
     // With no nonzero Δx the inverse is never used.
     let mut inv = if any { acc.invert_vartime() } else { F::ZERO };

@@ -2,8 +2,8 @@
 //!
 //! `Σ kᵢ·Pᵢ` with one shared chain of 128 doublings: every scalar is recoded in width-w NAF
 //! (odd digits in (−2^(w−1), 2^(w−1)), at least w−1 zeros after each non-zero digit), every
-//! point gets a table of its odd multiples `P, 3P, …, (2^(w−1)−1)·P` (built with mixed
-//! additions on an isomorphic curve, all tables converted to affine with one inversion), and
+//! point gets a table of its odd multiples `P, 3P, …, (2^(w−1)−1)·P` (built with
+//! batch-affine doublings and additions, all tables together, one inversion a round), and
 //! the sum `±table[|d|/2]` over the non-zero digits of each bit position is added into the
 //! doubling chain at that bit. The column sums do not depend on the chain, so they are formed
 //! first with batch-affine additions (one inversion a round, all columns pooled). Cost per
