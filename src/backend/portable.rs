@@ -298,18 +298,12 @@ pub(crate) fn odd_multiples(
     round.resize(n, [F::ZERO; 2]);
     for k in 1..len {
         let table = &out[start..];
-        add_steps(
+        add_pairs(
             n,
             |j| {
                 let [x1, y1, _] = table[j * len + k - 1];
                 let [x2, y2] = d[j];
-                let step = PairIn {
-                    x1,
-                    y1,
-                    dy: y2.sub(&y1),
-                    sx: x1.add(&x2),
-                };
-                (step, x2.sub(&x1))
+                [x1, y1, x2, y2]
             },
             |_| {},
             |j, x3, y3| round[j] = [x3, y3],
