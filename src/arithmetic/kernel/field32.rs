@@ -159,31 +159,6 @@ impl Jacobian32 {
         self.0
     }
 
-    /// `(x, y, 1)` for an affine point given as kernel elements.
-    #[inline(always)]
-    pub fn from_affine_words(x: Field32, y: Field32) -> Self {
-        Self(JacobianPoint {
-            x: x.0,
-            y: y.0,
-            z: FieldElement::ONE,
-            infinity: false,
-        })
-    }
-
-    /// The coordinates `(X, Y, Z)`, standing for `(X/Z², Y/Z³)` (Z ≡ 0 for the identity).
-    #[inline(always)]
-    pub fn coordinates(&self) -> (Field32, Field32, Field32) {
-        if self.0.infinity {
-            (Field32::ZERO, Field32::ONE, Field32::ZERO)
-        } else {
-            (
-                Field32::from_fe(&self.0.x),
-                Field32::from_fe(&self.0.y),
-                Field32::from_fe(&self.0.z),
-            )
-        }
-    }
-
     /// Whether this is the identity.
     #[inline(always)]
     pub fn is_infinity(&self) -> bool {

@@ -73,27 +73,6 @@ impl Jacobian4x64 {
         }
     }
 
-    /// `(X, Y, Z)` with Z = 1: an affine point given in words (any 256-bit representatives).
-    #[inline(always)]
-    pub fn from_affine_words(x: F, y: F) -> Self {
-        Self {
-            x,
-            y,
-            z: F::ONE,
-            infinity: false,
-        }
-    }
-
-    /// The coordinates `(X, Y, Z)`, standing for `(X/Z², Y/Z³)` (Z ≡ 0 for the identity).
-    #[inline(always)]
-    pub fn coordinates(&self) -> (F, F, F) {
-        if self.infinity {
-            (F::ZERO, F::ONE, F::ZERO)
-        } else {
-            (self.x, self.y, self.z)
-        }
-    }
-
     /// Whether this is the point at infinity (flag set or Z ≡ 0).
     #[inline(always)]
     pub fn is_infinity(&self) -> bool {
