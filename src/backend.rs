@@ -372,9 +372,9 @@ impl Backend {
     /// Strauss's method after the recoding: `Σ dᵢ·Pᵢ` where `naf[i]` holds point i's
     /// width-w NAF digits (least significant first, `bits` of them used, odd digits
     /// `|d| < 2·tlen`, `tlen = 2^(w−2)`). Builds every point's table of odd multiples `P, 3P,
-    /// …, (2·tlen − 1)·P` (batch-affine, one inversion a round), sums each digit column's table entries
-    /// with batch-affine additions (all columns pooled, one inversion a round) and runs the
-    /// shared doubling chain over the column sums, all in the kernels' representation
+    /// …, (2·tlen − 1)·P` (batch-affine, one inversion a round), sums each digit column's
+    /// table entries with batch-affine additions (all columns pooled, one inversion a round)
+    /// and runs the shared doubling chain over the column sums, all in the kernels' representation
     /// ([`crate::arithmetic::kernel`]); on x86-64 with BMI2 and ADX in the portable arm's
     /// second build (the IFMA arm too: its Pippenger takes over from 9 points).
     ///

@@ -528,8 +528,8 @@ fn double_step(x: F, y: F) -> (PairIn, F) {
 /// `put(i, x₃, y₃)` receives `2·(x, y)` ([`double_step`]; the steps share the inversion and
 /// the formula's tail, λ = num/den, x₃ = λ² − sx, y₃ = λ·(x₁ − x₃) − y₁). The step's inputs
 /// are formed here by `#[inline(always)]` functions rather than by a closure around `get`:
-/// such a closure stayed out of line, outside the BMI2/ADX build (3.6 % of a 16-signature
-/// batch in `perf`).
+/// such closures stayed out of line, outside the BMI2/ADX build (4.7 % of a 16-signature
+/// batch in `perf`, the doubling's squaring without `mulx`).
 #[inline(always)]
 fn add_steps<const DOUBLE: bool>(
     n: usize,
