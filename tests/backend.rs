@@ -585,9 +585,9 @@ fn libsecp_sum(points: &[AffinePoint], ks: &[u128]) -> Option<[u8; 33]> {
     PublicKey::combine_keys(&refs).ok().map(|s| s.serialize())
 }
 
-/// Strauss's kernel (tables on the isomorphic curve, batch-affine column sums, the doubling
-/// chain in the kernels' words) on every arm, against libsecp256k1: every window width the MSM
-/// could ask for, point counts around the portable Strauss bounds, repeated points, a point
+/// Strauss's kernel (batch-affine tables and column sums, the doubling chain in the kernels'
+/// words) on every arm, against libsecp256k1: every window width the MSM could ask for, point
+/// counts around the portable Strauss bounds, repeated points, a point
 /// beside its negation (sums that cancel: the identity), pairs with equal x in the first and
 /// in a later round of the column sums, and small and zero-free scalars.
 #[test]

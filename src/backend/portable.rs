@@ -113,7 +113,11 @@ pub(crate) fn straus_vartime<const D: usize>(
 ) -> JacobianPoint {
     s.table.clear();
     odd_multiples(points, tlen, &mut s.tables, &mut s.table);
+    // The column sums reuse the table builder's pair-addition buffers (the two run in turn).
     let StrausBuf {
+        tables: TableBuf {
+            pair_buf, equal_x, ..
+        },
         table,
         items,
         next,
@@ -121,9 +125,6 @@ pub(crate) fn straus_vartime<const D: usize>(
         next_starts,
         pairs,
         extra,
-        pair_buf,
-        equal_x,
-        ..
     } = s;
     // Every column's items, the columns in bit order.
     items.clear();
@@ -229,9 +230,6 @@ pub(crate) struct StrausBuf {
     pairs: Vec<[u32; 3]>,
     /// Items left to the chain by pairs with equal x, with their column.
     extra: Vec<(u32, [F; 2])>,
-    /// The batch-affine additions' buffers.
-    pair_buf: PairBuf,
-    equal_x: Vec<u32>,
 }
 
 /// Appends, for every point, its odd multiples `P, 3P, …, (2·len − 1)·P` as affine
@@ -324,6 +322,7 @@ pub(crate) struct TableBuf {
     d: Vec<[F; 2]>,
     /// One round's sums.
     round: Vec<[F; 2]>,
+    /// The batch-affine additions' buffers (also [`straus_vartime`]'s column sums').
     pair_buf: PairBuf,
     equal_x: Vec<u32>,
 }
