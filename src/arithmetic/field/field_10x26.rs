@@ -4,7 +4,8 @@
 //! Written after reading libsecp256k1's `field_10x26_impl.h` for the representation and its
 //! limb bounds (the same ones as here); the multiplication schedule and the bound arguments
 //! below are our own and simpler: all 19 product columns are summed first (each fits in 64
-//! bits), then carried, then folded twice (at 2^260 and at 2^256).
+//! bits; a multiplication forms them with one level of Karatsuba), then carried, then folded
+//! twice (at 2^260 and at 2^256).
 
 /// 2^26 − 1: mask of one full limb.
 const M26: u64 = 0x3FF_FFFF;
@@ -297,24 +298,34 @@ impl FieldElement10x26 {
     /// k = `∑_{i+j=k} a[i]·b[j]` (at most ten products, at most eight of them of low limbs)
     /// is < 8·2^60 + 2·2^56 < 2^63.1: all 19 columns fit in `u64` before any carry.
     /// See [`Self::reduce_columns`] for the rest.
+    ///
+    /// # Karatsuba
+    /// The columns are computed from three products of five-limb halves (75 products instead
+    /// of 100): with a = A0 + A1·2^130 and b likewise, A0·B0, A1·B1 and (A0 − A1)·(B1 − B0),
+    /// whose sum with the first two is the cross product A0·B1 + A1·B0. The differences are
+    /// signed, and every step is done mod 2^64 (wrapping); since each final column equals the
+    /// schoolbook column above, an integer in [0, 2^63.1), the columns mod 2^64 are the
+    /// columns. In V8 the wasm module's `i64.mul`s are what a multiplication waits on (one a
+    /// cycle on x86-64): this verified 1,024 signatures from 8 keys 15 % faster in node
+    /// (`docs/benchmarks.md`, "wasm32: Karatsuba").
     #[inline(always)]
     pub fn mul(&self, rhs: &Self) -> Self {
         let (a, b) = (&self.0, &rhs.0);
         debug_assert!(a[..9].iter().chain(&b[..9]).all(|&l| l >> 30 == 0));
         debug_assert!(a[9] >> 26 == 0 && b[9] >> 26 == 0);
-        let mut c = [0u64; 19];
-        for i in 0..10 {
-            for j in 0..10 {
-                c[i + j] += a[i] as u64 * b[j] as u64;
-            }
-        }
-        Self::reduce_columns(c)
+        let (a0, a1) = halves(a);
+        let (b0, b1) = halves(b);
+        let p0 = mul5(&a0, &b0);
+        let p2 = mul5(&a1, &b1);
+        let pm = mul5(&sub5(&a0, &a1), &sub5(&b1, &b0));
+        Self::reduce_columns(karatsuba_columns(&p0, &p2, &pm))
     }
 
-    /// Square mod p: [`Self::mul`] with the symmetric products merged (`2·a[i]·a[j]` once
-    /// instead of two products, the doubled limb < 2^31, each merged product < 2^61), so every
-    /// column is the same sum as in `mul` and keeps its bound. Input magnitude ≤ 8; output
-    /// magnitude 1.
+    /// Square mod p: the schoolbook columns with the symmetric products merged (`2·a[i]·a[j]`
+    /// once instead of two products, the doubled limb < 2^31, each merged product < 2^61), so
+    /// every column is the same sum as in `mul` and keeps its bound. Input magnitude ≤ 8;
+    /// output magnitude 1. (Karatsuba here, 45 products instead of 55, was slower in V8:
+    /// `docs/experiments.md`, "Karatsuba in the 10×26 multiplication".)
     #[inline(always)]
     pub fn square(&self) -> Self {
         let a = &self.0;
@@ -373,6 +384,58 @@ impl FieldElement10x26 {
         t[9] &= M22;
         Self::narrow(Self::fold_and_carry(t, x))
     }
+}
+
+/// The low and high five limbs of `a`, widened.
+#[inline(always)]
+fn halves(a: &[u32; 10]) -> ([u64; 5], [u64; 5]) {
+    let mut lo = [0u64; 5];
+    let mut hi = [0u64; 5];
+    for i in 0..5 {
+        lo[i] = a[i] as u64;
+        hi[i] = a[5 + i] as u64;
+    }
+    (lo, hi)
+}
+
+/// `a − b` limb by limb, each difference as a two's-complement `u64`.
+#[inline(always)]
+fn sub5(a: &[u64; 5], b: &[u64; 5]) -> [u64; 5] {
+    let mut d = [0u64; 5];
+    for i in 0..5 {
+        d[i] = a[i].wrapping_sub(b[i]);
+    }
+    d
+}
+
+/// The nine product columns of two five-limb halves, mod 2^64.
+#[inline(always)]
+fn mul5(a: &[u64; 5], b: &[u64; 5]) -> [u64; 9] {
+    let mut c = [0u64; 9];
+    for i in 0..5 {
+        for j in 0..5 {
+            c[i + j] = c[i + j].wrapping_add(a[i].wrapping_mul(b[j]));
+        }
+    }
+    c
+}
+
+/// The 19 columns of a product from Karatsuba's three half products: `lo` = A0·B0, `hi` =
+/// A1·B1 and `mid` with `lo + hi + mid` = A0·B1 + A1·B0 (the cross product, at 2^130).
+///
+/// Every step is mod 2^64 (the differences A0 − A1 are signed), and each returned column
+/// equals the schoolbook column, which is < 2^63.1 ([`FieldElement10x26::mul`]): so the
+/// columns are exact.
+#[inline(always)]
+fn karatsuba_columns(lo: &[u64; 9], hi: &[u64; 9], mid: &[u64; 9]) -> [u64; 19] {
+    let mut c = [0u64; 19];
+    c[..9].copy_from_slice(lo);
+    c[10..].copy_from_slice(hi);
+    for k in 0..9 {
+        let m = lo[k].wrapping_add(hi[k]).wrapping_add(mid[k]);
+        c[5 + k] = c[5 + k].wrapping_add(m);
+    }
+    c
 }
 
 #[cfg(test)]
