@@ -14,6 +14,8 @@
 //! [`FieldElement`]: super::field::FieldElement
 
 #[cfg(nostr_verify_field32)]
+mod chain29;
+#[cfg(nostr_verify_field32)]
 pub mod field32;
 
 #[cfg(not(nostr_verify_field32))]

@@ -1,0 +1,348 @@
+//! The square-root chain's field element under `cfg(nostr_verify_field32)` (wasm32): nine
+//! limbs in radix 2^29, for the 253 squarings and 13 multiplications of
+//! [`crate::arithmetic::field::sqrt_chain`] and nothing else.
+//!
+//! A 10×26 squaring is 55 limb products plus 10 multiplications of the fold; in radix 2^29 it
+//! is 45 and 9, and V8 runs `i64.mul` at one a cycle on x86-64. The chain needs only
+//! multiplication and squaring of values that came out of one, so the limbs can be kept tight
+//! (inputs and outputs below 2^29 + 2^8, the top limb below 2^24) and no magnitudes are tracked:
+//! that is what lets nine 29-bit limbs fit the 64-bit columns (the general 10×26 element accepts
+//! magnitude 8 at a multiplication's inputs, which 29-bit limbs could not). Values enter from
+//! canonical words and leave as canonical words, once per root.
+//!
+//! # Bounds
+//! Inputs: limbs 0..7 < 2^29 + 2^8, limb 8 < 2^24, so the value is < 2^256.01. A product of
+//! two limbs is < 2^58.01, and a column of at most nine products is < 2^61.2 (a squaring's
+//! merged `2·a[i]·a[j]` is < 2^59.01, at most four of them and one square a column).
+//! [`Chain29::reduce`] argues the rest; outputs obey the input bounds.
+
+use crate::arithmetic::field::ChainOps;
+
+/// 2^29 − 1: mask of one limb.
+const M29: u64 = (1 << 29) - 1;
+/// 2^24 − 1: mask of the top limb (bits 232..256).
+const M24: u64 = (1 << 24) - 1;
+/// 2^261 mod p = 2^37 + 2^5·977: its low limb …
+const R261_LO: u64 = 32 * 977;
+/// … and the part one limb up (2^37 = 2^8·2^29).
+const R261_HI: u64 = 1 << 8;
+/// 2^256 mod p = 2^32 + 977: its low limb …
+const R256_LO: u64 = 977;
+/// … and the part one limb up (2^32 = 2^3·2^29).
+const R256_HI: u64 = 1 << 3;
+/// p = 2^256 − 2^32 − 977 as four little-endian words.
+const P_WORDS: [u64; 4] = [0xFFFF_FFFE_FFFF_FC2F, u64::MAX, u64::MAX, u64::MAX];
+
+/// A field element mod p in nine limbs of radix 2^29 (limbs 0..7 < 2^29 + 2^8, limb 8 <
+/// 2^24; see the module's bounds).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Chain29([u64; 9]);
+
+impl Chain29 {
+    /// From a value `< 2^256` given as four little-endian words (any value; the chain does not
+    /// need it reduced).
+    #[inline(always)]
+    pub(crate) fn from_words(w: &[u64; 4]) -> Self {
+        let mut l = [0u64; 9];
+        for (i, l) in l.iter_mut().enumerate() {
+            let bit = 29 * i;
+            let (word, shift) = (bit / 64, bit % 64);
+            let mut v = w[word] >> shift;
+            if shift > 64 - 29 && word < 3 {
+                v |= w[word + 1] << (64 - shift);
+            }
+            *l = v & M29;
+        }
+        Self(l)
+    }
+
+    /// The value reduced mod p (`< p`), as four little-endian words.
+    #[inline(always)]
+    pub(crate) fn canonical_words(&self) -> [u64; 4] {
+        // One carry pass: limbs 0..7 < 2^29, limb 8 ≤ 2^24, the value < 2^256 + 2^232 < 2p.
+        let mut l = self.0;
+        for k in 0..8 {
+            l[k + 1] += l[k] >> 29;
+            l[k] &= M29;
+        }
+        // Its low 256 bits, and bit 256.
+        let mut w = [0u64; 4];
+        let mut top = 0u64;
+        for (i, &l) in l.iter().enumerate() {
+            let bit = 29 * i;
+            let (word, shift) = (bit / 64, bit % 64);
+            w[word] |= l << shift;
+            if shift > 64 - 29 {
+                if word < 3 {
+                    w[word + 1] |= l >> (64 - shift);
+                } else {
+                    top = l >> (64 - shift);
+                }
+            }
+        }
+        // At most one subtraction of p: when bit 256 is set, or the low bits are ≥ p.
+        let ge_p = top != 0 || {
+            let mut ge = true;
+            for i in (0..4).rev() {
+                if w[i] != P_WORDS[i] {
+                    ge = w[i] > P_WORDS[i];
+                    break;
+                }
+            }
+            ge
+        };
+        if ge_p {
+            // V − p = V + (2^32 + 977) − 2^256: add, and drop the carry out of bit 256.
+            let mut carry = 0x1_0000_03D1u64;
+            for x in w.iter_mut() {
+                let (s, c) = x.overflowing_add(carry);
+                *x = s;
+                carry = c as u64;
+            }
+        }
+        w
+    }
+
+    /// The limbs (tests).
+    #[cfg(test)]
+    fn limbs(&self) -> [u64; 9] {
+        self.0
+    }
+
+    /// Product mod p, within the input bounds.
+    #[inline(always)]
+    pub(crate) fn mul(&self, rhs: &Self) -> Self {
+        let (a, b) = (&self.0, &rhs.0);
+        let mut c = [0u64; 17];
+        for i in 0..9 {
+            for j in 0..9 {
+                c[i + j] += a[i] * b[j];
+            }
+        }
+        Self::reduce(c)
+    }
+
+    /// Square mod p, within the input bounds (symmetric products merged).
+    #[inline(always)]
+    pub(crate) fn square(&self) -> Self {
+        let a = &self.0;
+        let mut c = [0u64; 17];
+        for i in 0..9 {
+            c[2 * i] += a[i] * a[i];
+            let d = 2 * a[i];
+            for j in i + 1..9 {
+                c[i + j] += d * a[j];
+            }
+        }
+        Self::reduce(c)
+    }
+
+    /// The product whose 17 columns (worth 2^(29k), each < 2^61.2) are `c`, within the
+    /// input bounds.
+    ///
+    /// 1. Carry through all columns: digits < 2^29, carries < 2^32.3, so no sum overflows.
+    ///    The product is < 2^512.02, so digit 17 (the last carry) is < 2^20.
+    /// 2. Fold digits 9..18 (worth 2^261 and up) with 2^261 ≡ 31264 + 2^8·2^29: digit 9 + k
+    ///    adds < 2^44 to limb k and < 2^37 to limb k + 1; digit 17 gives limb 9 (< 2^28).
+    ///    Carry limbs 0..8 (each < 2^44.1, carries < 2^15.2): limbs 0..7 < 2^29, limb 8 whole.
+    /// 3. Bits 256 and up (limb 8 from bit 24, and limb 9 shifted up by 5) are < 2^33.01;
+    ///    fold them with 2^256 ≡ 977 + 2^3·2^29 (< 2^43 to limb 0, < 2^36.1 to limb 1) and
+    ///    carry limbs 0 and 1 only: limb 0's carry is < 2^14, limb 1's < 2^8, so limb 2 ends
+    ///    below 2^29 + 2^8 and the rest are as step 2 left them (limb 8 < 2^24). The carry
+    ///    through limbs 2..8 is left to the next reduction (2.5 % of a batch in node).
+    #[inline(always)]
+    fn reduce(c: [u64; 17]) -> Self {
+        // Step 1.
+        let mut d = [0u64; 18];
+        let mut carry = 0u64;
+        for k in 0..17 {
+            let t = c[k] + carry;
+            d[k] = t & M29;
+            carry = t >> 29;
+        }
+        d[17] = carry;
+        // Step 2.
+        let mut t = [0u64; 9];
+        t.copy_from_slice(&d[..9]);
+        for k in 0..9 {
+            t[k] += d[9 + k] * R261_LO;
+            if k < 8 {
+                t[k + 1] += d[9 + k] * R261_HI;
+            }
+        }
+        let t9 = d[17] * R261_HI;
+        for k in 0..8 {
+            t[k + 1] += t[k] >> 29;
+            t[k] &= M29;
+        }
+        // Step 3.
+        let x = (t[8] >> 24) + (t9 << 5);
+        t[8] &= M24;
+        t[0] += x * R256_LO;
+        t[1] += x * R256_HI;
+        for k in 0..2 {
+            t[k + 1] += t[k] >> 29;
+            t[k] &= M29;
+        }
+        Self(t)
+    }
+}
+
+/// `N` elements stepped through the square-root chain together (one on wasm32).
+#[derive(Clone, Copy)]
+pub(crate) struct Lanes29<const N: usize>(pub [Chain29; N]);
+
+impl<const N: usize> ChainOps for Lanes29<N> {
+    #[inline(always)]
+    fn chain_square(&self) -> Self {
+        let mut r = self.0;
+        for v in r.iter_mut() {
+            *v = v.square();
+        }
+        Lanes29(r)
+    }
+    #[inline(always)]
+    fn chain_mul(&self, rhs: &Self) -> Self {
+        let mut r = self.0;
+        for (v, w) in r.iter_mut().zip(&rhs.0) {
+            *v = v.mul(w);
+        }
+        Lanes29(r)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use num_bigint::BigUint;
+    use num_traits::{One, Zero};
+    use rand::{Rng, RngCore, SeedableRng};
+
+    fn p() -> BigUint {
+        (BigUint::one() << 256u32) - (BigUint::one() << 32u32) - 977u32
+    }
+
+    fn raw(a: &Chain29) -> BigUint {
+        a.limbs()
+            .iter()
+            .enumerate()
+            .fold(BigUint::zero(), |acc, (i, &l)| {
+                acc + (BigUint::from(l) << (29 * i))
+            })
+    }
+
+    fn words(v: &BigUint) -> [u64; 4] {
+        let mut w = [0u64; 4];
+        for (i, d) in v.to_u64_digits().into_iter().enumerate() {
+            w[i] = d;
+        }
+        w
+    }
+
+    fn big(w: &[u64; 4]) -> BigUint {
+        w.iter()
+            .rev()
+            .fold(BigUint::zero(), |acc, &d| (acc << 64u32) + d)
+    }
+
+    /// The largest limb values allowed.
+    const BOUND: u64 = M29 + (1 << 8);
+    const BOUND_TOP: u64 = M24;
+
+    /// Limbs within the input bounds, each at its bound a quarter of the time.
+    fn random(rng: &mut impl RngCore) -> Chain29 {
+        let mut l = [0u64; 9];
+        for (i, x) in l.iter_mut().enumerate() {
+            let bound = if i == 8 { BOUND_TOP } else { BOUND };
+            *x = if rng.gen_range(0..4) == 0 {
+                bound
+            } else {
+                rng.gen_range(0..=bound)
+            };
+        }
+        Chain29(l)
+    }
+
+    fn in_bounds(a: &Chain29) -> bool {
+        a.0[..8].iter().all(|&l| l <= BOUND) && a.0[8] <= BOUND_TOP
+    }
+
+    fn check(a: &Chain29, b: &Chain29) {
+        let p = p();
+        let (va, vb) = (raw(a), raw(b));
+        let m = a.mul(b);
+        assert!(in_bounds(&m), "mul output bounds: {:?}", m.0);
+        assert_eq!(raw(&m) % &p, (&va * &vb) % &p, "mul {:?} {:?}", a.0, b.0);
+        let s = a.square();
+        assert!(in_bounds(&s), "square output bounds: {:?}", s.0);
+        assert_eq!(raw(&s) % &p, (&va * &va) % &p, "square {:?}", a.0);
+        let w = a.canonical_words();
+        assert_eq!(big(&w), &va % &p, "canonical words {:?}", a.0);
+    }
+
+    #[test]
+    fn chain29_at_the_bounds_and_edges() {
+        let p = p();
+        let mut max = Chain29([BOUND; 9]);
+        max.0[8] = BOUND_TOP;
+        let top: BigUint = (BigUint::one() << 256u32) - 1u32;
+        let mut edges = vec![max, Chain29([0; 9])];
+        for v in [
+            BigUint::zero(),
+            BigUint::one(),
+            &p - 1u32,
+            p.clone(),
+            &p + 1u32,
+            top.clone(),
+            &top - 1u32,
+        ] {
+            let e = Chain29::from_words(&words(&v));
+            assert_eq!(raw(&e), v);
+            assert!(in_bounds(&e));
+            edges.push(e);
+        }
+        for a in &edges {
+            for b in &edges {
+                check(a, b);
+            }
+        }
+    }
+
+    #[test]
+    fn chain29_random_limbs() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(29);
+        for _ in 0..20_000 {
+            let (a, b) = (random(&mut rng), random(&mut rng));
+            check(&a, &b);
+        }
+    }
+
+    #[test]
+    fn chain29_square_roots_match_the_field() {
+        use crate::arithmetic::field::{sqrt_chain, FieldElement};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(30);
+        let p = p();
+        let e = (&p + 1u32) >> 2u32;
+        for i in 0..200 {
+            let mut b = [0u8; 32];
+            rng.fill_bytes(&mut b);
+            if i == 0 {
+                b = [0xff; 32];
+            }
+            let v = BigUint::from_bytes_be(&b) % &p;
+            let x = FieldElement::from_bytes(&{
+                let mut o = [0u8; 32];
+                let bytes = v.to_bytes_be();
+                o[32 - bytes.len()..].copy_from_slice(&bytes);
+                o
+            })
+            .unwrap();
+            let Lanes29([y]) = sqrt_chain(Lanes29([Chain29::from_words(&words(&v))]));
+            assert_eq!(big(&y.canonical_words()), v.modpow(&e, &p));
+            assert_eq!(
+                FieldElement::from_u64x4_normalized(&y.canonical_words()).to_bytes(),
+                sqrt_chain(x).normalize().to_bytes()
+            );
+        }
+    }
+}
