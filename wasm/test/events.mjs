@@ -82,6 +82,39 @@ export function cases() {
     const e = note(a, "x", extra);
     add(what, () => clone(e));
   }
+  // Strings drawn from every class JSON.stringify treats apart (quotes, backslashes, each
+  // escaped control, other controls, DEL, 2-, 3- and 4-byte UTF-8, U+2028, lone and paired
+  // surrogates), in content and tags, with integer timestamps of every size: the packer writes
+  // the serialization itself, and each of these must hash as nostr-tools' JSON.stringify does.
+  const pool = ['a', 'Z', ' ', '/', '"', "\\", "\b", "\t", "\n", "\f", "\r", "\u0000", "\u0001", "\u001f",
+    "\u007f", "é", "ß", "€", "\u2028", "\ud800", "\udbff", "\udc00", "\udfff", "🌍", "\uffff", "\u0800"];
+  const r = rng(2024);
+  const randomString = () => {
+    let out = "";
+    const len = r() % 12;
+    for (let i = 0; i < len; i++) out += pool[r() % pool.length];
+    return out;
+  };
+  for (let i = 0; i < 40; i++) {
+    const tags = Array.from({ length: r() % 3 }, () => Array.from({ length: r() % 3 }, randomString));
+    const created_at = [0, 9, 10, 1700000000, 2 ** 53 - 1, r()][i % 6];
+    const e = sign({ pubkey: authors[i % 8].pubkey, created_at, kind: r() % 40000, tags, content: randomString() }, authors[i % 8].sk);
+    add("random strings", () => clone(e));
+  }
+  add("non-ASCII in the id", () => ({ ...clone(base), id: "é" + base.id.slice(1) }));
+  add("non-ASCII in the pubkey", () => ({ ...clone(base), pubkey: "é" + base.pubkey.slice(1) }));
+  add("non-ASCII in the sig", () => ({ ...clone(base), sig: base.sig.slice(0, 127) + "é" }));
+  // A toJSON on the tags or on a tag: JSON.stringify calls it, so the id covers what it returns.
+  const withToJSON = (on) => {
+    const tags = [["t", "shown"]];
+    const target = on === "tags" ? tags : tags[0];
+    target.toJSON = () => (on === "tags" ? [["t", "replaced"]] : ["t", "replaced"]);
+    return tags;
+  };
+  for (const on of ["tags", "tag"]) {
+    const e = sign({ pubkey: a.pubkey, created_at: 1, kind: 1, tags: withToJSON(on), content: "x" }, a.sk);
+    add(`toJSON on the ${on}`, () => ({ ...e, tags: withToJSON(on) }), false);
+  }
   const nan = note(a, "x", { kind: NaN });
   add("NaN kind", () => clone(nan), false);
   add("extra field", () => ({ ...clone(base), relay: "wss://x" }));
