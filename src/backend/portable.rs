@@ -440,10 +440,10 @@ fn prefetch_pair<T>(src: &[T], pairs: &[[u32; 2]], i: usize, prefetch: &impl Fn(
 #[inline(always)]
 fn coords(p: &AffinePoint, q: &AffinePoint) -> [F; 4] {
     [
-        F::from_fe(&p.x),
-        F::from_fe(&p.y),
-        F::from_fe(&q.x),
-        F::from_fe(&q.y),
+        F::from_fe_normalized(&p.x),
+        F::from_fe_normalized(&p.y),
+        F::from_fe_normalized(&q.x),
+        F::from_fe_normalized(&q.y),
     ]
 }
 
@@ -502,10 +502,10 @@ fn pair_step(x1: F, y1: F, x2: F, y2: F) -> (PairIn, F) {
     let step = PairIn {
         x1,
         y1,
-        dy: y2.sub(&y1),
+        dy: y2.sub_for_mul(&y1),
         sx: x1.add(&x2),
     };
-    (step, x2.sub(&x1))
+    (step, x2.sub_for_mul(&x1))
 }
 
 /// The inputs of a doubling of `(x, y)` as [`add_steps`] keeps them: λ = 3x²/(2y),
@@ -517,10 +517,10 @@ fn double_step(x: F, y: F) -> (PairIn, F) {
     let step = PairIn {
         x1: x,
         y1: y,
-        dy: x2.add(&x2).add(&x2),
+        dy: x2.add_for_mul(&x2).add_for_mul(&x2),
         sx: x.add(&x),
     };
-    (step, y.add(&y))
+    (step, y.add_for_mul(&y))
 }
 
 /// [`add_pairs`], and with `DOUBLE` the same for doublings: `get(i)` returns `[x, y, _, _]` and
@@ -585,7 +585,7 @@ fn add_steps<const DOUBLE: bool>(
         };
         let l = pair.dy.mul(&this_inv);
         let x3 = l.square().sub(&pair.sx);
-        let y3 = l.mul(&pair.x1.sub(&x3)).sub(&pair.y1);
+        let y3 = l.mul(&pair.x1.sub_for_mul(&x3)).sub(&pair.y1);
         put(i, x3, y3);
     }
     // Found from the last pair down.

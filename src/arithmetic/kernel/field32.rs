@@ -6,7 +6,11 @@
 //! [`Field32`] keeps magnitude ≤ 1 between operations: `mul` and `square` return magnitude
 //! 1, and `add`, `sub` and `neg` weakly normalize their result (one carry pass), which keeps
 //! every input of the next multiplication within its bound of 8 without the kernels tracking
-//! magnitudes.
+//! magnitudes. The one exception is named for it: `add_for_mul` and `sub_for_mul` skip the
+//! carry pass (magnitude up to 3) for a value that only a multiplication or a zero test
+//! reads (the pair additions' Δx, Δy, 2y, 3x² and x₁ − x₃; 1–2 % of a batch in node), and the
+//! debug build's magnitude checker fails any other use. `from_fe_normalized` wraps an
+//! [`crate::arithmetic::group::AffinePoint`]'s normalized coordinate without a carry pass.
 
 use super::chain29::{Chain29, Lanes29};
 use crate::arithmetic::field::{sqrt_chain, FieldElement, LIMB_COUNT};
@@ -26,6 +30,14 @@ impl Field32 {
     #[inline(always)]
     pub fn from_fe(a: &FieldElement) -> Self {
         Self(a.normalize_weak())
+    }
+
+    /// From a normalized field element (an [`AffinePoint`]'s coordinate): no carry pass, which
+    /// [`Field32::from_fe`] would spend on a value that needs none (4 a pair addition of the
+    /// Pippenger pool).
+    #[inline(always)]
+    pub fn from_fe_normalized(a: &FieldElement) -> Self {
+        Self(*a)
     }
 
     /// The normalized field element.
@@ -59,6 +71,22 @@ impl Field32 {
     #[allow(clippy::should_implement_trait)]
     pub fn sub(&self, rhs: &Self) -> Self {
         Self(self.0.add(&rhs.0.negate(1)).normalize_weak())
+    }
+
+    /// `self + rhs` as the input of a multiplication only (or of [`Field32::is_zero`]): no
+    /// carry pass, so the magnitudes add (`mul` takes up to 8; two such sums of magnitude-1
+    /// elements make 3). Not for `add`, `sub`, `neg` or an output, which take magnitude ≤ 1.
+    #[inline(always)]
+    pub fn add_for_mul(&self, rhs: &Self) -> Self {
+        Self(self.0.add(&rhs.0))
+    }
+
+    /// `self − rhs` as the input of a multiplication only (or of [`Field32::is_zero`]): no
+    /// carry pass, magnitude 3 for magnitude-1 inputs. Not for `add`, `sub`, `neg` or an
+    /// output.
+    #[inline(always)]
+    pub fn sub_for_mul(&self, rhs: &Self) -> Self {
+        Self(self.0.add(&rhs.0.negate(1)))
     }
 
     /// `−self`.

@@ -187,6 +187,28 @@ impl FieldElement4x64 {
         }
     }
 
+    /// [`Self::add`]; the 10×26 kernel type leaves such a sum, used only as a
+    /// multiplication's input, without its carry pass (`kernel::field32`).
+    #[inline(always)]
+    pub fn add_for_mul(&self, rhs: &Self) -> Self {
+        self.add(rhs)
+    }
+
+    /// [`Self::sub`]; the 10×26 kernel type leaves such a difference, used only as a
+    /// multiplication's input, without its carry pass (`kernel::field32`).
+    #[inline(always)]
+    pub fn sub_for_mul(&self, rhs: &Self) -> Self {
+        self.sub(rhs)
+    }
+
+    /// [`Self::from_fe`] of a normalized element (an `AffinePoint`'s coordinate): the same
+    /// conversion (its fold is never taken then). The 10×26 kernel type skips a carry pass
+    /// here (`kernel::field32`); the kernels name one method for both.
+    #[inline(always)]
+    pub fn from_fe_normalized(a: &FieldElement) -> Self {
+        Self::from_fe(a)
+    }
+
     /// Converts to the radix-2^52 element, normalized.
     #[inline(always)]
     pub fn to_fe(&self) -> FieldElement {
