@@ -23,10 +23,13 @@ pub(crate) fn lift_x_many_vartime(xs: &[FieldElement], ys: &mut [FieldElement], 
 /// CPU (`docs/backend.md`, "Performance").
 #[cfg(not(nostr_verify_field32))]
 const LIFT_LANES: usize = 4;
-/// Square roots in flight at once in [`lift_x_many`] in 10×26-bit limbs (wasm32): one. Natively
-/// one 10×26 chain costs 9.3 µs a root against 10.9 for four interleaved (ten limbs a lane
-/// do not fit the registers four times over), and in node the wasm module verifies 1,024
-/// signatures from 8 keys 8–13 % faster with one (`docs/benchmarks.md`, "Lift groups").
+/// Square roots in flight at once in [`lift_x_many`] under `cfg(nostr_verify_field32)`
+/// (wasm32): one. Natively one 10×26 chain costs 9.3 µs a root against 10.9 for four
+/// interleaved (ten limbs a lane do not fit the registers four times over), and in node the
+/// wasm module verifies 1,024 signatures from 8 keys 8–13 % faster with one
+/// (`docs/benchmarks.md`, "Lift groups"). The chain now runs in 9×29 limbs
+/// (`kernel/chain29.rs`); two at once measured 15 % slower in node (`docs/experiments.md`,
+/// "Two square-root chains a lift").
 #[cfg(nostr_verify_field32)]
 const LIFT_LANES: usize = 1;
 

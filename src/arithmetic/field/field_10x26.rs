@@ -325,7 +325,7 @@ impl FieldElement10x26 {
     /// once instead of two products, the doubled limb < 2^31, each merged product < 2^61), so
     /// every column is the same sum as in `mul` and keeps its bound. Input magnitude ≤ 8;
     /// output magnitude 1. (Karatsuba here, 45 products instead of 55, was slower in V8:
-    /// `docs/experiments.md`, "Karatsuba in the 10×26 multiplication".)
+    /// `docs/experiments.md`, "Karatsuba in the 10×26 squaring".)
     #[inline(always)]
     pub fn square(&self) -> Self {
         let a = &self.0;
