@@ -598,6 +598,22 @@ mod field_10x26 {
         let w = a.normalize_weak();
         assert!(w.has_magnitude(1));
         assert_eq!(raw(&w) % &p, va);
+        // What `normalize_carried` (the kernels' `to_fe` in this build) takes: the carried
+        // form every multiplication, squaring and weak normalization leaves, and the same
+        // result as `normalize` on it.
+        let mut outs = vec![w];
+        if ma <= 8 && mb <= 8 {
+            outs.push(a.mul(b));
+            outs.push(a.square());
+        }
+        for o in &outs {
+            let l = o.limbs();
+            assert!(
+                l[..9].iter().all(|&x| x < 1 << 26) && l[9] < (1 << 22) + (1 << 7),
+                "not carried: {l:?}"
+            );
+            assert_eq!(o.normalize_carried().limbs(), o.normalize().limbs());
+        }
         let n = a.normalize();
         assert!(
             n.is_normalized_repr(),
@@ -635,6 +651,23 @@ mod field_10x26 {
             let a = max_limbs(m);
             for mb in [1u32, 8] {
                 check(&a, m, &max_limbs(mb), mb);
+            }
+        }
+        // The largest top limb a weak normalization leaves: limbs 0..8 at their bound (the
+        // largest carries into the top) and a top limb whose low 22 bits are all ones (below
+        // its bound): the result's top limb is 2^22 − 1 plus the carry out of limb 8, above
+        // 2^22 + 1 from magnitude 2 on (`normalize_carried` takes it up to 2^22 + 2^7).
+        for m in [1u32, 2, 8, 31, 32] {
+            let mut l = max_limbs(m).limbs();
+            l[9] = (l[9] >> 22 << 22).saturating_sub(1).max(M22);
+            let a = F::from_limbs(l);
+            assert!(a.has_magnitude(m));
+            check(&a, m, &max_limbs(1), 1);
+            if m >= 2 {
+                assert!(
+                    a.normalize_weak().limbs()[9] > (1 << 22) + 1,
+                    "magnitude {m}"
+                );
             }
         }
         // Multiples of p at every magnitude: 2k·p normalizes to 0, 2k·p + 1 to 1.

@@ -390,6 +390,18 @@ impl FieldElement {
         Self(self.0.normalize())
     }
 
+    /// [`Self::normalize`] of an element whose 10×26 limbs are already carried (limbs 0..8 <
+    /// 2^26, top limb < 2^22 + 2^7: what a multiplication, a squaring and
+    /// [`Self::normalize_weak`] return); checked in debug builds. One carry pass less.
+    ///
+    /// # Magnitude
+    /// Input: carried limbs as above; output normalized.
+    #[cfg(nostr_verify_field32)]
+    #[inline(always)]
+    pub(crate) fn normalize_carried(&self) -> Self {
+        Self(self.0.normalize_carried())
+    }
+
     /// The same value with magnitude 1 (cheaper than [`Self::normalize`]; the value
     /// may still be `≥ p`).
     ///

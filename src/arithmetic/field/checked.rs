@@ -147,6 +147,11 @@ impl FieldElementChecked {
         Self::new(self.inner.normalize(), 1, true)
     }
 
+    #[cfg(nostr_verify_field32)]
+    pub(crate) fn normalize_carried(&self) -> Self {
+        Self::new(self.inner.normalize_carried(), 1, true)
+    }
+
     pub(crate) fn normalize_weak(&self) -> Self {
         Self::new(self.inner.normalize_weak(), 1, self.normalized)
     }

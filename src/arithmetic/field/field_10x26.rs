@@ -219,7 +219,9 @@ impl FieldElement10x26 {
     ///
     /// For magnitude ≤ 32 the limbs are < 2^32 (top < 2^28), so the fold adds < 2^6·2^10 to
     /// limb 0 and < 2^12 to limb 1, and every carry is < 2^7. Output: limbs 0..9 < 2^26 and
-    /// top limb ≤ 2^22 + 1, i.e. magnitude 1, value < 2^256 + 2^235.
+    /// top limb < 2^22 + 2^7 (its low 22 bits plus the carry out of limb 8), i.e. magnitude 1,
+    /// value < 2^256 + 2^241. (Until stop 40 this said top ≤ 2^22 + 1; `normalize_carried`'s
+    /// debug check met 2^22 + 2.)
     #[inline(always)]
     fn carry_pass(&self) -> [u64; 10] {
         let mut t = [0u64; 10];
@@ -247,9 +249,31 @@ impl FieldElement10x26 {
         Self::narrow(self.carry_pass())
     }
 
+    /// [`Self::normalize`] of an element whose limbs are already carried, as [`Self::mul`],
+    /// [`Self::square`] and [`Self::normalize_weak`] leave them (limbs 0..8 < 2^26, top limb
+    /// < 2^22 + 2^7): the value is < 2^256 + 2^241 < 2p, so the first carry pass of
+    /// `normalize` has nothing to do and only the conditional subtraction of p is left (bit
+    /// 256 set, or the value in [p, 2^256): add 2^256 − p, carry, drop bit 256).
+    #[inline(always)]
+    pub fn normalize_carried(&self) -> Self {
+        debug_assert!(
+            self.0[..9].iter().all(|&l| l >> 26 == 0) && self.0[9] < (1 << 22) + (1 << 7),
+            "normalize_carried of limbs not carried: {:?}",
+            self.0
+        );
+        let mut t = [0u64; 10];
+        for (t, &l) in t.iter_mut().zip(&self.0) {
+            *t = l as u64;
+        }
+        let over = (t[9] >> 22) != 0 || Self::limbs_overflow(&self.0);
+        let mut t = Self::fold_and_carry(t, over as u64);
+        t[9] &= M22;
+        Self::narrow(t)
+    }
+
     /// The canonical representation (input magnitude ≤ 32).
     ///
-    /// After one carry pass the value V is < 2^256 + 2^235 < 2p, so at most one subtraction
+    /// After one carry pass the value V is < 2^256 + 2^241 < 2p, so at most one subtraction
     /// of p is needed: exactly when bit 256 is set (top limb ≥ 2^22) or V lies in
     /// [p, 2^256). Subtracting p is adding R256 and clearing bit 256.
     #[inline]

@@ -40,10 +40,12 @@ impl Field32 {
         Self(*a)
     }
 
-    /// The normalized field element.
+    /// The normalized field element. A `Field32` of magnitude ≤ 1 comes out of `mul`,
+    /// `square` or a carry pass, so its limbs are carried and one carry pass is spared
+    /// ([`FieldElement::normalize_carried`], which checks that in debug builds).
     #[inline(always)]
     pub fn to_fe(&self) -> FieldElement {
-        self.0.normalize()
+        self.0.normalize_carried()
     }
 
     /// `self · rhs`.
