@@ -220,17 +220,23 @@ impl FieldElement10x26 {
     /// For magnitude ≤ 32 the limbs are < 2^32 (top < 2^28), so the fold adds < 2^6·2^10 to
     /// limb 0 and < 2^12 to limb 1, and every carry is < 2^7. Output: limbs 0..9 < 2^26 and
     /// top limb < 2^22 + 2^7 (its low 22 bits plus the carry out of limb 8), i.e. magnitude 1,
-    /// value < 2^256 + 2^241. (Until stop 40 this said top ≤ 2^22 + 1; `normalize_carried`'s
-    /// debug check met 2^22 + 2.)
+    /// value < 2^256 + 2^241.
     #[inline(always)]
     fn carry_pass(&self) -> [u64; 10] {
+        let mut t = self.wide();
+        let x = t[9] >> 22;
+        t[9] &= M22;
+        Self::fold_and_carry(t, x)
+    }
+
+    /// The limbs in 64-bit lanes.
+    #[inline(always)]
+    fn wide(&self) -> [u64; 10] {
         let mut t = [0u64; 10];
         for (t, &l) in t.iter_mut().zip(&self.0) {
             *t = l as u64;
         }
-        let x = t[9] >> 22;
-        t[9] &= M22;
-        Self::fold_and_carry(t, x)
+        t
     }
 
     /// The limbs of a carried 64-bit array (each fits in 32 bits by the caller's bound).
@@ -261,14 +267,7 @@ impl FieldElement10x26 {
             "normalize_carried of limbs not carried: {:?}",
             self.0
         );
-        let mut t = [0u64; 10];
-        for (t, &l) in t.iter_mut().zip(&self.0) {
-            *t = l as u64;
-        }
-        let over = (t[9] >> 22) != 0 || Self::limbs_overflow(&self.0);
-        let mut t = Self::fold_and_carry(t, over as u64);
-        t[9] &= M22;
-        Self::narrow(t)
+        Self::subtract_p_once(self.wide())
     }
 
     /// The canonical representation (input magnitude ≤ 32).
@@ -278,7 +277,14 @@ impl FieldElement10x26 {
     /// [p, 2^256). Subtracting p is adding R256 and clearing bit 256.
     #[inline]
     pub fn normalize(&self) -> Self {
-        let t = self.carry_pass();
+        Self::subtract_p_once(self.carry_pass())
+    }
+
+    /// The canonical form of carried limbs `t` (limbs 0..8 < 2^26, value V < 2p): V − p when
+    /// bit 256 is set or V lies in [p, 2^256) (adding R256, carrying, clearing bit 256), else
+    /// V. The tail of [`Self::normalize`] and [`Self::normalize_carried`].
+    #[inline(always)]
+    fn subtract_p_once(t: [u64; 10]) -> Self {
         let over = (t[9] >> 22) != 0 || Self::limbs_overflow(&Self::narrow(t).0);
         let mut t = Self::fold_and_carry(t, over as u64);
         t[9] &= M22;

@@ -8,7 +8,7 @@
 //! (inputs and outputs below 2^29 + 2^8, the top limb below 2^24) and no magnitudes are tracked:
 //! that is what lets nine 29-bit limbs fit the 64-bit columns (the general 10×26 element accepts
 //! magnitude 8 at a multiplication's inputs, which 29-bit limbs could not). Values enter from
-//! canonical words and leave as canonical words, once per root.
+//! canonical words and leave as normalized field elements, once per root.
 //!
 //! # Bounds
 //! Inputs: limbs 0..7 < 2^29 + 2^8, limb 8 < 2^24, so the value is < 2^256.01. A product of
@@ -16,7 +16,7 @@
 //! merged `2·a[i]·a[j]` is < 2^59.01, at most four of them and one square a column).
 //! [`Chain29::reduce`] argues the rest; outputs obey the input bounds.
 
-use crate::arithmetic::field::ChainOps;
+use crate::arithmetic::field::{ChainOps, FieldElement, FieldElement10x26};
 
 /// 2^29 − 1: mask of one limb.
 const M29: u64 = (1 << 29) - 1;
@@ -30,8 +30,6 @@ const R261_HI: u64 = 1 << 8;
 const R256_LO: u64 = 977;
 /// … and the part one limb up (2^32 = 2^3·2^29).
 const R256_HI: u64 = 1 << 3;
-/// p = 2^256 − 2^32 − 977 as four little-endian words.
-const P_WORDS: [u64; 4] = [0xFFFF_FFFE_FFFF_FC2F, u64::MAX, u64::MAX, u64::MAX];
 
 /// A field element mod p in nine limbs of radix 2^29 (limbs 0..7 < 2^29 + 2^8, limb 8 <
 /// 2^24; see the module's bounds).
@@ -56,51 +54,33 @@ impl Chain29 {
         Self(l)
     }
 
-    /// The value reduced mod p (`< p`), as four little-endian words.
+    /// The value as a normalized field element. After a carry pass the value is < 2^256 +
+    /// 2^232, so when its bit 256 is set its low 256 bits are < 2^232: regrouped into 10×26
+    /// limbs with bit 256 as the top limb's bit 22, the limbs are carried (the top limb at most
+    /// 2^22), and the 10×26 field's own subtraction of p finishes
+    /// ([`FieldElement10x26::normalize_carried`]).
     #[inline(always)]
-    pub(crate) fn canonical_words(&self) -> [u64; 4] {
-        // One carry pass: limbs 0..7 < 2^29, limb 8 ≤ 2^24, the value < 2^256 + 2^232 < 2p.
+    pub(crate) fn to_fe(self) -> FieldElement {
         let mut l = self.0;
         for k in 0..8 {
             l[k + 1] += l[k] >> 29;
             l[k] &= M29;
         }
-        // Its low 256 bits, and bit 256.
+        // The low 256 bits as words, and bit 256 (limb 8 ≤ 2^24 now).
         let mut w = [0u64; 4];
-        let mut top = 0u64;
         for (i, &l) in l.iter().enumerate() {
             let bit = 29 * i;
             let (word, shift) = (bit / 64, bit % 64);
             w[word] |= l << shift;
-            if shift > 64 - 29 {
-                if word < 3 {
-                    w[word + 1] |= l >> (64 - shift);
-                } else {
-                    top = l >> (64 - shift);
-                }
+            if shift > 64 - 29 && word < 3 {
+                w[word + 1] |= l >> (64 - shift);
             }
         }
-        // At most one subtraction of p: when bit 256 is set, or the low bits are ≥ p.
-        let ge_p = top != 0 || {
-            let mut ge = true;
-            for i in (0..4).rev() {
-                if w[i] != P_WORDS[i] {
-                    ge = w[i] > P_WORDS[i];
-                    break;
-                }
-            }
-            ge
-        };
-        if ge_p {
-            // V − p = V + (2^32 + 977) − 2^256: add, and drop the carry out of bit 256.
-            let mut carry = 0x1_0000_03D1u64;
-            for x in w.iter_mut() {
-                let (s, c) = x.overflowing_add(carry);
-                *x = s;
-                carry = c as u64;
-            }
-        }
-        w
+        let top = (l[8] >> 24) as u32;
+        let mut limbs = FieldElement10x26::from_u64x4(&w).limbs();
+        limbs[9] |= top << 22;
+        let n = FieldElement10x26::from_limbs(limbs).normalize_carried();
+        FieldElement::from_limbs_unchecked(n.limbs())
     }
 
     /// The limbs (tests).
@@ -239,10 +219,12 @@ mod tests {
         w
     }
 
-    fn big(w: &[u64; 4]) -> BigUint {
-        w.iter()
-            .rev()
-            .fold(BigUint::zero(), |acc, &d| (acc << 64u32) + d)
+    /// `v < 2^256` as 32 big-endian bytes.
+    fn bytes(v: &BigUint) -> [u8; 32] {
+        let mut o = [0u8; 32];
+        let b = v.to_bytes_be();
+        o[32 - b.len()..].copy_from_slice(&b);
+        o
     }
 
     /// The largest limb values allowed.
@@ -276,8 +258,7 @@ mod tests {
         let s = a.square();
         assert!(in_bounds(&s), "square output bounds: {:?}", s.0);
         assert_eq!(raw(&s) % &p, (&va * &va) % &p, "square {:?}", a.0);
-        let w = a.canonical_words();
-        assert_eq!(big(&w), &va % &p, "canonical words {:?}", a.0);
+        assert_eq!(a.to_fe().to_bytes(), bytes(&(&va % &p)), "to_fe {:?}", a.0);
     }
 
     #[test]
@@ -319,7 +300,7 @@ mod tests {
 
     #[test]
     fn chain29_square_roots_match_the_field() {
-        use crate::arithmetic::field::{sqrt_chain, FieldElement};
+        use crate::arithmetic::field::sqrt_chain;
         let mut rng = rand::rngs::StdRng::seed_from_u64(30);
         let p = p();
         let e = (&p + 1u32) >> 2u32;
@@ -330,19 +311,10 @@ mod tests {
                 b = [0xff; 32];
             }
             let v = BigUint::from_bytes_be(&b) % &p;
-            let x = FieldElement::from_bytes(&{
-                let mut o = [0u8; 32];
-                let bytes = v.to_bytes_be();
-                o[32 - bytes.len()..].copy_from_slice(&bytes);
-                o
-            })
-            .unwrap();
+            let x = FieldElement::from_bytes(&bytes(&v)).unwrap();
             let Lanes29([y]) = sqrt_chain(Lanes29([Chain29::from_words(&words(&v))]));
-            assert_eq!(big(&y.canonical_words()), v.modpow(&e, &p));
-            assert_eq!(
-                FieldElement::from_u64x4_normalized(&y.canonical_words()).to_bytes(),
-                sqrt_chain(x).normalize().to_bytes()
-            );
+            assert_eq!(y.to_fe().to_bytes(), bytes(&v.modpow(&e, &p)));
+            assert_eq!(y.to_fe().to_bytes(), sqrt_chain(x).normalize().to_bytes());
         }
     }
 }

@@ -65,14 +65,14 @@ impl Field32 {
     #[inline(always)]
     #[allow(clippy::should_implement_trait)]
     pub fn add(&self, rhs: &Self) -> Self {
-        Self(self.0.add(&rhs.0).normalize_weak())
+        Self(self.add_for_mul(rhs).0.normalize_weak())
     }
 
     /// `self − rhs`.
     #[inline(always)]
     #[allow(clippy::should_implement_trait)]
     pub fn sub(&self, rhs: &Self) -> Self {
-        Self(self.0.add(&rhs.0.negate(1)).normalize_weak())
+        Self(self.sub_for_mul(rhs).0.normalize_weak())
     }
 
     /// `self + rhs` as the input of a multiplication only (or of [`Field32::is_zero`]): no
@@ -141,7 +141,7 @@ impl Field32 {
         // The chain in radix 2^29 (`chain29`: 45 limb products a squaring instead of 55).
         let x = Lanes29(a.map(|a| Chain29::from_words(&a.0.canonical_words())));
         let Lanes29(y) = sqrt_chain(x);
-        let y = y.map(|y| Self(FieldElement::from_u64x4_normalized(&y.canonical_words())));
+        let y = y.map(|y| Self(y.to_fe()));
         let mut out = [None; N];
         for ((o, y), a) in out.iter_mut().zip(y).zip(a) {
             *o = y.square().eq_mod_p(a).then_some(y);
