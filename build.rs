@@ -14,6 +14,10 @@
 //! (`docs/arithmetic.md`, "The 10×26 representation"). The IFMA arm, whose kernels read
 //! 5×52-bit limbs, is left out under it.
 //!
+//! It sets `--cfg nostr_verify_sha_lanes` where a SHA-256 lane kernel is built: with
+//! `nostr_verify_ifma` (AVX2 and AVX-512F lanes) and on wasm32 with the crate feature `simd128`
+//! (4 lanes in `v128`).
+//!
 //! It also looks for the shared test data the data-driven tests read (`../shared/data` beside
 //! the checkout, or `$NOSTR_VERIFY_DATA`). When it is absent and `CI` is not `true`, it sets
 //! `--cfg nostr_verify_no_data`, under which those tests are `#[ignore]`d with a reason, so a
@@ -30,6 +34,7 @@ fn main() {
     println!("cargo::rerun-if-env-changed=NOSTR_VERIFY_FIELD32");
     println!("cargo::rustc-check-cfg=cfg(nostr_verify_ifma)");
     println!("cargo::rustc-check-cfg=cfg(nostr_verify_field32)");
+    println!("cargo::rustc-check-cfg=cfg(nostr_verify_sha_lanes)");
     shared_data("..");
 
     let arch = env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
@@ -39,8 +44,15 @@ fn main() {
     }
     let x86_64 = arch == "x86_64";
     let opted_out = env::var_os("NOSTR_VERIFY_NO_IFMA").is_some_and(|v| v != "0");
-    if x86_64 && !field32 && !opted_out && rustc_minor().is_some_and(|minor| minor >= 89) {
+    let ifma = x86_64 && !field32 && !opted_out && rustc_minor().is_some_and(|minor| minor >= 89);
+    if ifma {
         println!("cargo::rustc-cfg=nostr_verify_ifma");
+    }
+    // SHA-256 lane kernels: AVX2 / AVX-512F with the IFMA build, simd128 on wasm32 when the
+    // crate feature `simd128` asks for it.
+    let simd128 = arch == "wasm32" && env::var_os("CARGO_FEATURE_SIMD128").is_some();
+    if ifma || simd128 {
+        println!("cargo::rustc-cfg=nostr_verify_sha_lanes");
     }
 }
 

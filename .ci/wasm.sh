@@ -22,7 +22,7 @@ wasm_cargo /usr/bin/cargo build -Zbuild-std=std,panic_abort --target wasm32-unkn
 
 # The tests inside wasm. Each engine's output is checked: every test announced ran and
 # passed, and there are at least as many as written in the two crates' tests/ today.
-expect_tests=21
+expect_tests=28
 run_tests() {
   local engine=$1 log=$wasm_root/target/wasm-tools/test-$1.log
   shift

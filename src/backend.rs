@@ -42,6 +42,8 @@ pub mod sha;
 #[cfg(nostr_verify_ifma)]
 #[clippy::msrv = "1.89"]
 mod sha_lanes;
+#[cfg(all(target_arch = "wasm32", nostr_verify_sha_lanes))]
+mod sha_simd128;
 mod tuning;
 
 pub use self::pool::{with_pool, PoolJob, PoolPoint};

@@ -51,3 +51,25 @@ pub use bip340::{check_one, verify_one, SigRef};
 pub use error::Error;
 pub use key_cache::SharedKeyCache;
 pub use thread_local::with_thread_verifier;
+
+/// SHA-256 of many messages at once: `out[i]` becomes `SHA-256(msgs[i])`, for messages of
+/// any lengths. It runs on the path the verifier uses for its own hashing: the CPU's SHA
+/// instructions where it has them, else several messages side by side in vector lanes
+/// (AVX-512F or AVX2 on x86-64, WebAssembly `simd128` with the feature `simd128`), else
+/// portable code. For NIP-01 event ids, hash the serializations (`[0,pubkey,created_at,kind,
+/// tags,content]`) together: on the lane paths that is several times faster than one at a
+/// time.
+///
+/// # Panics
+/// If `msgs` and `out` differ in length.
+///
+/// # Examples
+/// ```
+/// let mut out = [[0u8; 32]; 2];
+/// nostr_verify::sha256_many(&[b"abc", b""], &mut out);
+/// assert_eq!(out[0][..4], [0xba, 0x78, 0x16, 0xbf]);
+/// assert_eq!(out[1][..4], [0xe3, 0xb0, 0xc4, 0x42]);
+/// ```
+pub fn sha256_many(msgs: &[&[u8]], out: &mut [[u8; 32]]) {
+    backend::sha::compute_ids(msgs, out);
+}

@@ -1,10 +1,17 @@
 //! The SHA-256 paths of `backend::sha` (the `sha2` crate, 8 AVX2 lanes, 16 AVX-512F lanes,
-//! portable code), each called directly, so each one this machine can run is tested whatever
-//! `NOSTR_VERIFY_SHA` says: against `sha2` on random lengths 0-10,000 bytes (mixed lengths in
-//! one call, so lanes group them by block count and fill partial groups), from the plain
-//! initial state and from midstates, and on the NIST (FIPS 180-2) vectors. The lane paths
+//! 4 wasm `simd128` lanes, portable code), each called directly, so each one this machine
+//! can run is tested whatever `NOSTR_VERIFY_SHA` says: against `sha2` on random lengths
+//! 0-10,000 bytes (mixed lengths in one call, so lanes group them by block count and fill
+//! partial groups), from the plain initial state and from midstates, and on the NIST
+//! (FIPS 180-2) vectors. The lane paths
 //! run with both lane schedules (a lane refilled as its message ends, the default; groups of
-//! equal block count), in batches of 1, of each lane count ±1 and of equal lengths.
+//! equal block count), in batches of 1, of each lane count ±1 and of equal lengths. The public
+//! `sha256_many` is checked on the selected path. `wasm/tests-crate` runs this file inside
+//! wasm32 too (node and headless Chromium), where the `simd128` lanes are required.
+
+// Inside wasm32 (wasm/tests-crate includes this file) the tests are wasm-bindgen tests.
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
 
 use nostr_verify::backend::sha::{
     self, hash_many_from_on, hash_many_scheduled_on, Schedule, Sha, IV,
@@ -16,6 +23,9 @@ use sha2::{Digest, Sha256};
 /// The paths this machine runs; says so when lanes are missing.
 fn paths() -> Vec<Sha> {
     let v = Sha::available();
+    // wasm/tests-crate builds nostr-verify with the feature `simd128`: the lanes must be there.
+    #[cfg(target_arch = "wasm32")]
+    assert!(v.contains(&Sha::Lanes4), "simd128 lanes missing from {v:?}");
     for s in [Sha::Lanes16, Sha::Lanes8] {
         if !v.contains(&s) {
             eprintln!(
@@ -148,6 +158,7 @@ fn selection_follows_the_environment() {
             );
             assert!(selected.is_available());
         }
+        None if cfg!(target_arch = "wasm32") => assert_eq!(selected, Sha::Lanes4),
         None if sha::cpu_has_sha_instructions() => assert_eq!(selected, Sha::Ni),
         None => assert_ne!(selected, Sha::Soft, "soft is never the automatic choice"),
     }
@@ -237,4 +248,16 @@ fn every_length_across_the_block_boundaries_in_one_call() {
             assert_eq!(got, want, "{s:?} {schedule:?}");
         }
     }
+}
+
+#[test]
+fn sha256_many_hashes_like_sha2() {
+    let mut rng = StdRng::seed_from_u64(0x256);
+    let data = random_batch(&mut rng, 23, false);
+    let msgs: Vec<&[u8]> = data.iter().map(|v| &v[..]).collect();
+    let want: Vec<[u8; 32]> = msgs.iter().map(|m| Sha256::digest(m).into()).collect();
+    let mut got = vec![[0u8; 32]; msgs.len()];
+    nostr_verify::sha256_many(&msgs, &mut got);
+    assert_eq!(got, want);
+    nostr_verify::sha256_many(&[], &mut []);
 }

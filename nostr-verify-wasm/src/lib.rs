@@ -16,7 +16,6 @@
 //! that it is tested natively as well; the exported functions only move bytes across.
 
 use nostr_verify::{SigRef, Verifier as BatchVerifier};
-use sha2::{Digest, Sha256};
 use wasm_bindgen::prelude::*;
 
 /// The lengths given to `verifySignatures` do not describe `n` signatures.
@@ -139,10 +138,11 @@ fn hex_into(digits: &[u8], out: &mut [u8], upper: bool) -> Option<()> {
     (bad & reject == 0).then_some(())
 }
 
-/// Parses one packed record and checks its id: `Some` when the id is the SHA-256 of the
-/// serialization. The id and the key must be lowercase hex (nostr-tools compares the id as a
-/// string with the lowercase hex of the hash, and requires a lowercase key); the signature
-/// may be of either case (nostr-tools decodes it with `hexToBytes`).
+/// Decodes one packed record's hex fields: `None` unless it is long enough and its fields are
+/// hex. The id and the key must be lowercase hex (nostr-tools compares the id as a string
+/// with the lowercase hex of the hash, and requires a lowercase key); the signature may be of
+/// either case (nostr-tools decodes it with `hexToBytes`). The id is checked against the
+/// hash of the serialization (`rec[RECORD_HEX..]`) afterwards, all records' hashes at once.
 fn parse_record(index: usize, rec: &[u8]) -> Option<Pending> {
     if rec.len() < RECORD_HEX {
         return None;
@@ -156,8 +156,7 @@ fn parse_record(index: usize, rec: &[u8]) -> Option<Pending> {
     hex_into(&rec[..64], &mut p.id, false)?;
     hex_into(&rec[64..128], &mut p.pubkey, false)?;
     hex_into(&rec[128..RECORD_HEX], &mut p.sig, true)?;
-    let hash: [u8; 32] = Sha256::digest(&rec[RECORD_HEX..]).into();
-    (hash == p.id).then_some(p)
+    Some(p)
 }
 
 /// `verifyEvents` in plain Rust, on events packed as the JavaScript side packs them.
@@ -179,7 +178,8 @@ fn parse_record(index: usize, rec: &[u8]) -> Option<Pending> {
 /// ```
 pub fn verify_packed_events(v: &mut BatchVerifier, bytes: &[u8], ends: &[u32]) -> Vec<u8> {
     let mut out = vec![0u8; ends.len()];
-    let mut pending = Vec::with_capacity(ends.len());
+    let mut parsed = Vec::with_capacity(ends.len());
+    let mut serialized: Vec<&[u8]> = Vec::with_capacity(ends.len());
     let mut start = 0usize;
     for (i, &end) in ends.iter().enumerate() {
         let end = end as usize;
@@ -188,10 +188,20 @@ pub fn verify_packed_events(v: &mut BatchVerifier, bytes: &[u8], ends: &[u32]) -
             break;
         }
         if let Some(p) = parse_record(i, &bytes[start..end]) {
-            pending.push(p);
+            parsed.push(p);
+            serialized.push(&bytes[start + RECORD_HEX..end]);
         }
         start = end;
     }
+    // The ids, all hashed in one call (several serializations at once in SIMD lanes).
+    let mut ids = vec![[0u8; 32]; parsed.len()];
+    nostr_verify::sha256_many(&serialized, &mut ids);
+    let pending: Vec<Pending> = parsed
+        .into_iter()
+        .zip(&ids)
+        .filter(|(p, id)| p.id == **id)
+        .map(|(p, _)| p)
+        .collect();
     let refs: Vec<SigRef<'_>> = pending
         .iter()
         .map(|p| SigRef {

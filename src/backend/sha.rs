@@ -4,16 +4,17 @@
 //! after the tag's midstate). One message's compressions form a serial chain, but the
 //! challenges of a batch are independent, so on x86-64 CPUs without SHA instructions they run
 //! side by side in vector lanes: 8 messages per AVX2 vector, 16 per AVX-512F vector
-//! (`sha_lanes`). [`Sha`] names the paths; [`sha_selected`] picks one once:
+//! (`sha_lanes`), 4 per WebAssembly `simd128` vector (`sha_simd128`). [`Sha`] names the paths; [`sha_selected`] picks one once:
 //!
 //! | [`Sha`] | when | what |
 //! |---|---|---|
 //! | [`Sha::Ni`] | the CPU has SHA instructions (x86 SHA-NI, ARMv8 SHA), and on every CPU without lanes | the `sha2` crate, one message at a time (its hardware path where the CPU has one, its portable code elsewhere) |
 //! | [`Sha::Lanes16`] | x86-64, rustc ≥ 1.89, `avx512f`, no SHA-NI | 16 messages per AVX-512F vector |
 //! | [`Sha::Lanes8`] | x86-64, rustc ≥ 1.89, `avx2`, no SHA-NI nor AVX-512F | 8 messages per AVX2 vector |
+//! | [`Sha::Lanes4`] | wasm32 with the crate feature `simd128` | 4 messages per WebAssembly `simd128` vector (`sha_simd128`) |
 //! | [`Sha::Soft`] | only when asked for | this module's portable code, one message at a time: what `sha2` runs on a CPU without SHA instructions, forced here so that a machine with them can test and time it |
 //!
-//! `NOSTR_VERIFY_SHA=ni|lanes16|lanes8|soft` forces a path (read once, at the first call;
+//! `NOSTR_VERIFY_SHA=ni|lanes16|lanes8|lanes4|soft` forces a path (read once, at the first call;
 //! a path this build or CPU cannot run falls back to the automatic choice). Every path gives
 //! the same digests; `tests/sha_lanes.rs` checks each one available against `sha2` on random
 //! lengths up to 10,000 bytes and on the NIST vectors.
@@ -29,6 +30,8 @@ use std::sync::atomic::{AtomicU8, Ordering};
 
 #[cfg(nostr_verify_ifma)]
 use super::sha_lanes;
+#[cfg(all(target_arch = "wasm32", nostr_verify_sha_lanes))]
+use super::sha_simd128;
 
 /// A SHA-256 implementation for many messages (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -39,6 +42,8 @@ pub enum Sha {
     Lanes16,
     /// 8 messages per AVX2 vector.
     Lanes8,
+    /// 4 messages per WebAssembly `simd128` vector (wasm32 with the feature `simd128`).
+    Lanes4,
     /// Portable scalar code, one message at a time (`sha2`'s portable algorithm).
     Soft,
 }
@@ -56,7 +61,6 @@ pub(crate) const K: [u32; 64] = [
 ];
 
 /// The SHA-256 initial state (FIPS 180-4, section 5.3.3): the midstate of an empty prefix.
-#[cfg(any(feature = "nostr", feature = "nostr-0-44", test, feature = "internals"))]
 pub const IV: [u32; 8] = [
     0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
 ];
@@ -66,6 +70,7 @@ const NI: u8 = 1;
 const LANES16: u8 = 2;
 const LANES8: u8 = 3;
 const SOFT: u8 = 4;
+const LANES4: u8 = 5;
 static SELECTED: AtomicU8 = AtomicU8::new(UNSET);
 
 fn code(s: Sha) -> u8 {
@@ -74,20 +79,22 @@ fn code(s: Sha) -> u8 {
         Sha::Lanes16 => LANES16,
         Sha::Lanes8 => LANES8,
         Sha::Soft => SOFT,
+        Sha::Lanes4 => LANES4,
     }
 }
 
 impl Sha {
     /// Every path, in the automatic order of preference.
-    pub const ALL: [Sha; 4] = [Sha::Ni, Sha::Lanes16, Sha::Lanes8, Sha::Soft];
+    pub const ALL: [Sha; 5] = [Sha::Ni, Sha::Lanes16, Sha::Lanes8, Sha::Lanes4, Sha::Soft];
 
-    /// Short lowercase name (`"ni"`, `"lanes16"`, `"lanes8"`, `"soft"`), as accepted by
+    /// Short lowercase name (`"ni"`, `"lanes16"`, `"lanes8"`, `"lanes4"`, `"soft"`), as accepted by
     /// `NOSTR_VERIFY_SHA`.
     pub fn name(self) -> &'static str {
         match self {
             Sha::Ni => "ni",
             Sha::Lanes16 => "lanes16",
             Sha::Lanes8 => "lanes8",
+            Sha::Lanes4 => "lanes4",
             Sha::Soft => "soft",
         }
     }
@@ -104,6 +111,7 @@ impl Sha {
             Sha::Lanes8 => sha_lanes::avx2().is_some(),
             #[cfg(not(nostr_verify_ifma))]
             Sha::Lanes16 | Sha::Lanes8 => false,
+            Sha::Lanes4 => cfg!(all(target_arch = "wasm32", nostr_verify_sha_lanes)),
         }
     }
 
@@ -114,12 +122,13 @@ impl Sha {
     }
 
     /// Messages hashed together by one call of this path's kernel.
-    #[cfg(all(nostr_verify_ifma, any(test, feature = "internals")))]
+    #[cfg(any(test, feature = "internals"))]
     pub fn lanes(self) -> usize {
         match self {
             Sha::Ni | Sha::Soft => 1,
             Sha::Lanes16 => 16,
             Sha::Lanes8 => 8,
+            Sha::Lanes4 => 4,
         }
     }
 }
@@ -150,6 +159,8 @@ fn detect() -> Sha {
         Sha::Lanes16
     } else if Sha::Lanes8.is_available() {
         Sha::Lanes8
+    } else if Sha::Lanes4.is_available() {
+        Sha::Lanes4
     } else {
         Sha::Ni
     }
@@ -164,6 +175,7 @@ pub fn sha_selected() -> Sha {
         LANES16 => Sha::Lanes16,
         LANES8 => Sha::Lanes8,
         SOFT => Sha::Soft,
+        LANES4 => Sha::Lanes4,
         _ => {
             let var = std::env::var("NOSTR_VERIFY_SHA").unwrap_or_default();
             let var = var.trim();
@@ -333,7 +345,9 @@ pub fn hash_many_from_on(
     match sha {
         Sha::Ni => one_at_a_time(compress_sha2, midstate, prefix_blocks, msgs, out),
         Sha::Soft => one_at_a_time(compress_soft, midstate, prefix_blocks, msgs, out),
-        Sha::Lanes16 | Sha::Lanes8 => in_lanes(sha, midstate, prefix_blocks, msgs, out),
+        Sha::Lanes16 | Sha::Lanes8 | Sha::Lanes4 => {
+            in_lanes(sha, midstate, prefix_blocks, msgs, out)
+        }
     }
 }
 
@@ -353,7 +367,6 @@ pub fn hashes_in_batches() -> bool {
 ///
 /// # Panics
 /// If `msgs` and `out` differ in length.
-#[cfg(any(feature = "nostr", feature = "nostr-0-44", test, feature = "internals"))]
 pub fn compute_ids(msgs: &[&[u8]], out: &mut [[u8; 32]]) {
     hash_many_from(&IV, 0, msgs, out);
 }
@@ -412,7 +425,7 @@ pub fn hash_many_scheduled_on(
     out: &mut [[u8; 32]],
 ) {
     let sha = if sha.is_available() { sha } else { detect() };
-    #[cfg(nostr_verify_ifma)]
+    #[cfg(nostr_verify_sha_lanes)]
     if schedule == Schedule::Grouped && sha.lanes() > 1 {
         assert_eq!(
             msgs.len(),
@@ -427,7 +440,7 @@ pub fn hash_many_scheduled_on(
 
 /// A message in a lane: which one, how many of its padded blocks are done, and its last one
 /// or two blocks (the rest of the bytes, the 0x80, the zeros and the bit length).
-#[cfg(nostr_verify_ifma)]
+#[cfg(nostr_verify_sha_lanes)]
 struct InLane {
     msg: usize,
     done: usize,
@@ -436,7 +449,7 @@ struct InLane {
     tail: [[u8; 64]; 2],
 }
 
-#[cfg(nostr_verify_ifma)]
+#[cfg(nostr_verify_sha_lanes)]
 impl InLane {
     fn new(msg: usize, bytes: &[u8], prefix_blocks: u64) -> Self {
         let whole = bytes.len() / 64;
@@ -466,13 +479,13 @@ impl InLane {
 }
 
 /// The block an idle lane compresses (its result is never read).
-#[cfg(nostr_verify_ifma)]
+#[cfg(nostr_verify_sha_lanes)]
 static IDLE: [u8; 64] = [0u8; 64];
 
 /// When no message is left to start, the lanes still busy are finished one at a time with
 /// [`compress_soft`] once there are at most this many: a vector step costs about as much as
 /// two or three scalar compressions (see `docs/backend.md`, "SHA-256 in lanes").
-#[cfg(nostr_verify_ifma)]
+#[cfg(nostr_verify_sha_lanes)]
 const FINISH_ALONE: usize = 2;
 
 /// Messages of any lengths in `L` lanes: a lane whose message is done takes the next one
@@ -480,7 +493,7 @@ const FINISH_ALONE: usize = 2;
 /// call of `step` compresses one block in every lane. Lanes with nothing left to do hash a
 /// zero block whose result is dropped, and the last [`FINISH_ALONE`] messages finish on
 /// the scalar code.
-#[cfg(nostr_verify_ifma)]
+#[cfg(nostr_verify_sha_lanes)]
 fn refill<const L: usize>(
     step: fn(&mut [[u32; L]; 8], &[&[u8; 64]; L]),
     midstate: &[u32; 8],
@@ -535,7 +548,7 @@ fn refill<const L: usize>(
 }
 
 /// The lane paths: [`refill`] with the path's kernel.
-#[cfg(nostr_verify_ifma)]
+#[cfg(nostr_verify_sha_lanes)]
 fn in_lanes(
     sha: Sha,
     midstate: &[u32; 8],
@@ -543,16 +556,20 @@ fn in_lanes(
     msgs: &[&[u8]],
     out: &mut [[u8; 32]],
 ) {
-    if sha == Sha::Lanes16 {
-        refill::<16>(sha_lanes::step16, midstate, prefix_blocks, msgs, out);
-    } else {
-        refill::<8>(sha_lanes::step8, midstate, prefix_blocks, msgs, out);
+    match sha {
+        #[cfg(nostr_verify_ifma)]
+        Sha::Lanes16 => refill::<16>(sha_lanes::step16, midstate, prefix_blocks, msgs, out),
+        #[cfg(nostr_verify_ifma)]
+        Sha::Lanes8 => refill::<8>(sha_lanes::step8, midstate, prefix_blocks, msgs, out),
+        #[cfg(target_arch = "wasm32")]
+        Sha::Lanes4 => refill::<4>(sha_simd128::step4, midstate, prefix_blocks, msgs, out),
+        _ => one_at_a_time(compress_soft, midstate, prefix_blocks, msgs, out),
     }
 }
 
 /// The messages in groups of equal block count, `sha.lanes()` per group, the lanes of a
 /// partial group repeating its first message (results dropped) ([`Schedule::Grouped`]).
-#[cfg(all(nostr_verify_ifma, any(test, feature = "internals")))]
+#[cfg(all(nostr_verify_sha_lanes, any(test, feature = "internals")))]
 fn grouped(
     sha: Sha,
     midstate: &[u32; 8],
@@ -560,14 +577,18 @@ fn grouped(
     msgs: &[&[u8]],
     out: &mut [[u8; 32]],
 ) {
-    if sha == Sha::Lanes16 {
-        grouped_in::<16>(sha_lanes::step16, midstate, prefix_blocks, msgs, out);
-    } else {
-        grouped_in::<8>(sha_lanes::step8, midstate, prefix_blocks, msgs, out);
+    match sha {
+        #[cfg(nostr_verify_ifma)]
+        Sha::Lanes16 => grouped_in::<16>(sha_lanes::step16, midstate, prefix_blocks, msgs, out),
+        #[cfg(nostr_verify_ifma)]
+        Sha::Lanes8 => grouped_in::<8>(sha_lanes::step8, midstate, prefix_blocks, msgs, out),
+        #[cfg(target_arch = "wasm32")]
+        Sha::Lanes4 => grouped_in::<4>(sha_simd128::step4, midstate, prefix_blocks, msgs, out),
+        _ => one_at_a_time(compress_soft, midstate, prefix_blocks, msgs, out),
     }
 }
 
-#[cfg(all(nostr_verify_ifma, any(test, feature = "internals")))]
+#[cfg(all(nostr_verify_sha_lanes, any(test, feature = "internals")))]
 fn grouped_in<const L: usize>(
     step: fn(&mut [[u32; L]; 8], &[&[u8; 64]; L]),
     midstate: &[u32; 8],
@@ -610,7 +631,7 @@ fn grouped_in<const L: usize>(
 
 /// Without the lane kernels in this build, lanes are never available (see
 /// [`Sha::is_available`]); the portable code stands in.
-#[cfg(not(nostr_verify_ifma))]
+#[cfg(not(nostr_verify_sha_lanes))]
 fn in_lanes(_: Sha, midstate: &[u32; 8], prefix_blocks: u64, msgs: &[&[u8]], out: &mut [[u8; 32]]) {
     one_at_a_time(compress_soft, midstate, prefix_blocks, msgs, out);
 }
