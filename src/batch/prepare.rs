@@ -41,8 +41,9 @@ fn halves(sig: &[u8; 64]) -> (&[u8; 32], &[u8; 32]) {
 /// for each entry of `prep` (whose nonce x goes to the same index of `xs`), parses r and s
 /// (r ≥ p or s ≥ n leaves it unparsed: `false` for that signature alone) and sets the
 /// challenge `eᵢ`; lifts all of `xs` (which may hold cold keys after the nonces); sets `Rᵢ`.
-/// Returns the SHA-256 of the half's transcript, `digest(eᵢ) ‖ sᵢ` of each parsed entry in
-/// order (the unreduced challenge digest commits to `r`, the key and the message).
+/// Returns the digest of the half's transcript, `digest(eᵢ) ‖ sᵢ` of each parsed entry in
+/// order (the unreduced challenge digest commits to `r`, the key and the message; see
+/// [`transcript_digest`]).
 fn stage(
     prep: &mut [Prepared],
     xs: &mut [FieldElement],
@@ -50,8 +51,6 @@ fn stage(
     lifted: &mut [bool],
     sigs: &[SigRef<'_>],
 ) -> [u8; 32] {
-    use sha2::Digest;
-    let mut transcript = sha2::Sha256::new();
     // Parse; then every parsed entry's challenge in one call (in vector lanes on CPUs without
     // SHA instructions, see `backend::sha`); then the transcript in entry order.
     let mut msgs: Vec<[u8; 96]> = Vec::with_capacity(prep.len());
@@ -75,10 +74,11 @@ fn stage(
     }
     let mut es = vec![[0u8; 32]; msgs.len()];
     challenge_hashes(&msgs, &mut es);
+    let mut transcript = Vec::with_capacity(64 * es.len());
     for (p, e) in prep.iter_mut().filter(|p| p.parsed).zip(&es) {
         let (_, s_bytes) = halves(sigs[p.idx as usize].sig);
-        transcript.update(e);
-        transcript.update(s_bytes);
+        transcript.extend_from_slice(e);
+        transcript.extend_from_slice(s_bytes);
         p.e = Scalar::from_bytes_reduced(e);
     }
     backend::lift_x_many_vartime(xs, ys, lifted);
@@ -95,7 +95,38 @@ fn stage(
             };
         }
     }
-    transcript.finalize().into()
+    transcript_digest(&transcript)
+}
+
+/// Parts a long transcript is hashed in (see [`transcript_digest`]). Fixed, so that the
+/// weights do not depend on the SHA-256 path.
+const TRANSCRIPT_PARTS: usize = 4;
+
+/// Transcripts of fewer entries are hashed whole (see [`transcript_digest`]).
+const TRANSCRIPT_SPLIT_MIN: usize = 64;
+
+/// The digest of a staging transcript (64-byte entries). From [`TRANSCRIPT_SPLIT_MIN`] entries
+/// on: its entries split into [`TRANSCRIPT_PARTS`] consecutive runs of equal count (the last
+/// ones shorter or empty), each run's SHA-256 computed in one call (side by side in vector
+/// lanes where the SHA-256 path has them, instead of one serial hash: a compression per
+/// signature), then the SHA-256 of those digests in order. Below, the SHA-256 of the whole
+/// transcript (the three extra compressions would cost more than the lanes save). Either way
+/// a hash of a shape fixed by the entry count: a collision needs a SHA-256 collision, so the
+/// digest commits to every entry and their order as one hash would.
+fn transcript_digest(transcript: &[u8]) -> [u8; 32] {
+    use sha2::Digest;
+    let entries = transcript.len() / 64;
+    if entries < TRANSCRIPT_SPLIT_MIN {
+        return sha2::Sha256::digest(transcript).into();
+    }
+    let per = entries.div_ceil(TRANSCRIPT_PARTS) * 64;
+    let parts: [&[u8]; TRANSCRIPT_PARTS] = core::array::from_fn(|k| {
+        let start = (k * per).min(transcript.len());
+        &transcript[start..(start + per).min(transcript.len())]
+    });
+    let mut digests = [[0u8; 32]; TRANSCRIPT_PARTS];
+    crate::backend::sha::compute_ids(&parts, &mut digests);
+    sha2::Sha256::digest(digests.as_flattened()).into()
 }
 
 impl Verifier {
@@ -109,6 +140,11 @@ impl Verifier {
         w.keys.clear();
         w.prep.clear();
         w.xs.clear();
+        // At most one entry each per signature: reserved once, so that a fresh verifier's
+        // buffers do not grow (and copy themselves) push by push.
+        w.order.reserve(sigs.len());
+        w.prep.reserve(sigs.len());
+        w.xs.reserve(sigs.len());
         // Group by key (and put identical signatures next to each other): sort on a prefix of
         // the key and of r. Keys whose prefixes collide may form several groups, which is
         // correct, only slower.
@@ -299,6 +335,41 @@ impl Verifier {
 mod tests {
     use super::*;
     use secp256k1::XOnlyPublicKey;
+
+    #[test]
+    fn transcript_digest_shapes_and_sensitivity() {
+        use sha2::{Digest, Sha256};
+        let entry = |i: usize| -> [u8; 64] { core::array::from_fn(|j| (i * 7 + j * 13) as u8) };
+        for entries in [0usize, 1, 63, 64, 65, 67, 130, 257] {
+            let t: Vec<u8> = (0..entries).flat_map(entry).collect();
+            let got = transcript_digest(&t);
+            let want: [u8; 32] = if entries < TRANSCRIPT_SPLIT_MIN {
+                Sha256::digest(&t).into()
+            } else {
+                // Four runs of ceil(entries / 4) entries, their SHA-256s, hashed in order.
+                let per = entries.div_ceil(4) * 64;
+                let mut h = Sha256::new();
+                for k in 0..4 {
+                    let a = (k * per).min(t.len());
+                    h.update(Sha256::digest(&t[a..(a + per).min(t.len())]));
+                }
+                h.finalize().into()
+            };
+            assert_eq!(got, want, "{entries} entries");
+            // Any one byte changed, or the entries swapped, changes the digest.
+            if entries >= 2 {
+                for at in [0, t.len() / 2, t.len() - 1] {
+                    let mut u = t.clone();
+                    u[at] ^= 1;
+                    assert_ne!(transcript_digest(&u), got, "{entries} entries, byte {at}");
+                }
+                let mut u = t.clone();
+                u[..64].copy_from_slice(&entry(1));
+                u[64..128].copy_from_slice(&entry(0));
+                assert_ne!(transcript_digest(&u), got, "{entries} entries, swapped");
+            }
+        }
+    }
 
     #[test]
     fn grouping_with_colliding_prefixes_matches_whole_compares() {

@@ -266,6 +266,13 @@ fn window_sums_in<T: PoolPoint>(
     // slots are overwritten before they are read (every index used below was written in this
     // call), so a reused scratch pays no initialisation.
     let mut used = 2 * points.len();
+    // The rounds below append at most one sum per entry (each pair of a round makes one point
+    // of two), and there are at most `points.len()` entries a slot: reserving that bound now
+    // lets the pool grow without copying itself round after round on a fresh scratch.
+    let bound = used + points.len() * slots;
+    if bound > t.pool.capacity() {
+        t.pool.reserve(bound - t.pool.len());
+    }
     grow_with(&mut t.pool, used, T::IDENTITY);
     // Bucket sizes, counted as the entries are made (`start[b + 1]` for bucket b).
     s.start.clear();
