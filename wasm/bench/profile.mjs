@@ -70,7 +70,7 @@ for (const [name, us] of sorted.slice(0, top)) {
 // and the JavaScript packer's).
 const groups = [
   ["JS: pack events (validate, JSON.stringify, encodeInto)", /^(pack_events|record|validEvent|encodeInto)$/],
-  ["id hashing (SHA-256 of the serialization)", /sha2.*compress256|Sha256/],
+  ["SHA-256 (ids, challenges, weights: simd128 lanes)", /sha2.*compress256|Sha256|sha_simd128|backend::sha::/],
   ["field: u128 products (__multi3, wasm32 has no 64x64->128 multiply)", /^__multi3$/],
   ["square roots (key and R lifts: lift_x_many)", /lift_x/],
   ["point additions (batch-affine pairs)", /add_word_pairs|add_affine_pairs|add_pairs/],
