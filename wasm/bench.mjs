@@ -15,14 +15,13 @@
 // the batch; for short CI runs) --clock auto|wall|process (node only; auto: the thread's CPU
 // time where node has process.threadCpuUsage (23.9+), performance.now() otherwise; process:
 // process.cpuUsage, steadier than the wall clock on a loaded machine).
-// Chromium: /usr/bin/chromium driven by /usr/bin/chromedriver (WebDriver), flags as .ci/wasm.sh's.
-import { spawn } from "node:child_process";
-import { createServer } from "node:http";
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+// Chromium: /usr/bin/chromium driven by /usr/bin/chromedriver (WebDriver), flags as .ci/wasm.sh's
+// (wasm/bench/chromium.mjs).
+import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
-import { extname, join, normalize } from "node:path";
+import { join } from "node:path";
 import { performance } from "node:perf_hooks";
+import { sleep, withChromium } from "./bench/chromium.mjs";
 
 const root = new URL("./", import.meta.url).pathname; // wasm/
 const die = (msg) => {
@@ -75,93 +74,19 @@ async function inNode() {
   await runBench({ nv, clock: nodeClock(), log: (l) => console.log(l), options, engine: "node" });
 }
 
-const types = { ".html": "text/html", ".js": "text/javascript", ".mjs": "text/javascript", ".wasm": "application/wasm", ".json": "application/json" };
-
-/** Serves wasm/ on 127.0.0.1, cross-origin isolated (performance.now() at 5 us, not 100). */
-function serve() {
-  const server = createServer((req, res) => {
-    const path = decodeURIComponent(new URL(req.url, "http://x").pathname);
-    const file = normalize(join(root, path));
-    if (!file.startsWith(root) || !statSync(file, { throwIfNoEntry: false })?.isFile()) {
-      res.writeHead(404);
-      return res.end();
-    }
-    res.writeHead(200, {
-      "content-type": types[extname(file)] ?? "application/octet-stream",
-      "cross-origin-opener-policy": "same-origin",
-      "cross-origin-embedder-policy": "require-corp",
-    });
-    res.end(readFileSync(file));
-  });
-  return new Promise((ok) => server.listen(0, "127.0.0.1", () => ok(server)));
-}
-
-const sleep = (ms) => new Promise((ok) => setTimeout(ok, ms));
-
-async function wd(base, method, path, body) {
-  const res = await fetch(base + path, {
-    method,
-    headers: { "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json = await res.json();
-  if (!res.ok) throw new Error(`WebDriver ${method} ${path}: ${JSON.stringify(json.value)}`);
-  return json.value;
-}
-
 async function inChromium() {
-  const server = await serve();
-  const probe = await new Promise((ok) => { const s = createServer(); s.listen(0, "127.0.0.1", () => ok(s)); });
-  const port = probe.address().port;
-  await new Promise((ok) => probe.close(ok));
-  const driver = spawn("/usr/bin/chromedriver", [`--port=${port}`], { stdio: "ignore" });
-  const profile = mkdtempSync(join(tmpdir(), "nv-bench-chromium-"));
-  const base = `http://127.0.0.1:${port}`;
-  let session = null;
-  try {
-    for (let i = 0; ; i++) {
-      try {
-        if ((await wd(base, "GET", "/status")).ready) break;
-      } catch (e) {
-        if (i > 100) throw new Error("chromedriver did not start: " + e.message);
-      }
-      await sleep(100);
-    }
-    const caps = await wd(base, "POST", "/session", {
-      capabilities: {
-        alwaysMatch: {
-          browserName: "chrome",
-          "goog:chromeOptions": {
-            binary: "/usr/bin/chromium",
-            args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-              "--disable-background-networking", "--disable-component-update", "--disable-sync", `--user-data-dir=${profile}`],
-          },
-        },
-      },
-    });
-    session = caps.sessionId;
-    // The page yields between samples, but a slow peer's sample can take seconds.
-    await wd(base, "POST", `/session/${session}/timeouts`, { script: 600_000, pageLoad: 600_000 });
-    console.log(`# Chromium ${caps.capabilities.browserVersion} (headless), wasm/pkg-web`);
-    const q = encodeURIComponent(JSON.stringify(rest));
-    await wd(base, "POST", `/session/${session}/url`, { url: `http://127.0.0.1:${server.address().port}/bench/index.html?args=${q}` });
+  await withChromium(root, async (browser) => {
+    console.log(`# Chromium ${browser.version} (headless), wasm/pkg-web`);
+    await browser.open(`bench/index.html?args=${encodeURIComponent(JSON.stringify(rest))}`);
     let shown = 0;
     for (;;) {
-      const out = await wd(base, "POST", `/session/${session}/execute/sync`, {
-        script: "return { state: document.body.dataset.state || '', lines: window.benchLines || [] };",
-        args: [],
-      });
+      const out = await browser.exec("return { state: document.body.dataset.state || '', lines: window.benchLines || [] };");
       for (; shown < out.lines.length; shown++) console.log(out.lines[shown]);
       if (out.state === "error") throw new Error("the page failed: " + (out.lines.at(-1) ?? ""));
       if (out.state === "done") break;
       await sleep(250);
     }
-  } finally {
-    if (session) await wd(base, "DELETE", `/session/${session}`).catch(() => {});
-    driver.kill();
-    server.close();
-    rmSync(profile, { recursive: true, force: true });
-  }
+  });
 }
 
 try {

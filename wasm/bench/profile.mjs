@@ -1,52 +1,84 @@
-// Where verifyEvents' time goes in node, on 1024 events from 8 authors (the benchmark's
-// inputs): V8's sampling CPU profiler (node:inspector) over repeated calls, each on a new
-// Verifier, then the self time of every function (JavaScript and wasm, by the module's name
-// section) and the self time summed by what it does: packing the events in JavaScript, id
-// hashing (SHA-256), the batch's field, scalar and group arithmetic, libsecp256k1, glue.
+// Where verifyEvents' time goes, on 1024 events from 8 authors (the benchmark's inputs), in
+// node or in headless Chromium: V8's sampling CPU profiler (node:inspector in node; the
+// DevTools Protocol through chromedriver in Chromium, on wasm/bench/profile.html) over
+// repeated calls, each on a new Verifier, then the self time of every function (JavaScript
+// and wasm, by the module's name section) and the self time summed by what it does: packing
+// the events in JavaScript, SHA-256, the batch's field, scalar and group arithmetic,
+// libsecp256k1, glue.
 //
-//   bash wasm/build.sh && (cd wasm/bench && npm ci) && node wasm/bench/profile.mjs [--seconds S] [--top N]
+//   bash wasm/build.sh && (cd wasm/bench && npm ci)
+//   node wasm/bench/profile.mjs [--engine node|chromium] [--seconds S] [--top N]
 import { Session } from "node:inspector/promises";
 import { createRequire } from "node:module";
 import { performance } from "node:perf_hooks";
 import { initNostrWasm } from "nostr-wasm";
+import { withChromium } from "./chromium.mjs";
 import { makeEvents } from "./core.mjs";
 
 const args = process.argv.slice(2);
 const arg = (name, d) => {
   const i = args.indexOf(name);
-  return i >= 0 ? Number(args[i + 1]) : d;
+  return i >= 0 ? args[i + 1] : d;
 };
-const seconds = arg("--seconds", 6);
-const top = arg("--top", 30);
-
-const require = createRequire(import.meta.url);
-const nv = require("../pkg-node/nostr_verify_wasm.js");
-const nw = await initNostrWasm();
-const events = makeEvents(nw, 1024, 8, 7);
-
-// Warm-up, and the verdicts.
-for (let i = 0; i < 3; i++) {
-  const v = new nv.Verifier();
-  if (!v.verifyEvents(events).every((x) => x === 1)) throw new Error("a valid event rejected");
-  v.free();
+const seconds = Number(arg("--seconds", 6));
+const top = Number(arg("--top", 30));
+const engine = arg("--engine", "node");
+if (!["node", "chromium"].includes(engine)) {
+  console.error(`profile.mjs: --engine node|chromium, not ${engine}`);
+  process.exit(1);
 }
 
-const session = new Session();
-session.connect();
-await session.post("Profiler.enable");
-await session.post("Profiler.setSamplingInterval", { interval: 100 });
-await session.post("Profiler.start");
-let calls = 0;
-const t0 = performance.now();
-while (performance.now() - t0 < seconds * 1000) {
-  const v = new nv.Verifier();
-  v.verifyEvents(events);
-  v.free();
-  calls++;
+/** The profile of `seconds` of verifyEvents calls in node: `{ profile, calls, wall }`. */
+async function inNode() {
+  const require = createRequire(import.meta.url);
+  const nv = require("../pkg-node/nostr_verify_wasm.js");
+  const nw = await initNostrWasm();
+  const events = makeEvents(nw, 1024, 8, 7);
+  // Warm-up, and the verdicts.
+  for (let i = 0; i < 3; i++) {
+    const v = new nv.Verifier();
+    if (!v.verifyEvents(events).every((x) => x === 1)) throw new Error("a valid event rejected");
+    v.free();
+  }
+  const session = new Session();
+  session.connect();
+  await session.post("Profiler.enable");
+  await session.post("Profiler.setSamplingInterval", { interval: 100 });
+  await session.post("Profiler.start");
+  let calls = 0;
+  const t0 = performance.now();
+  while (performance.now() - t0 < seconds * 1000) {
+    const v = new nv.Verifier();
+    v.verifyEvents(events);
+    v.free();
+    calls++;
+  }
+  const wall = performance.now() - t0;
+  const { profile } = await session.post("Profiler.stop");
+  session.disconnect();
+  return { profile, calls, wall };
 }
-const wall = performance.now() - t0;
-const { profile } = await session.post("Profiler.stop");
-session.disconnect();
+
+/** The same in headless Chromium (wasm/pkg-web, wasm/bench/profile.html). */
+async function inChromium() {
+  const root = new URL("../", import.meta.url).pathname; // wasm/
+  return withChromium(root, async (browser) => {
+    console.log(`# Chromium ${browser.version} (headless), wasm/pkg-web`);
+    await browser.open("bench/profile.html");
+    const state = await browser.until("return document.body.dataset.state || '';");
+    if (state !== "ready") throw new Error("profile.html: " + (await browser.exec("return window.failure;")));
+    await browser.cdp("Profiler.enable");
+    await browser.cdp("Profiler.setSamplingInterval", { interval: 100 });
+    await browser.cdp("Profiler.start");
+    await browser.exec(`window.go(${seconds}); return 0;`);
+    await browser.until("return document.body.dataset.state === 'done';");
+    const { profile } = await browser.cdp("Profiler.stop");
+    const { calls, wall } = await browser.exec("return { calls: window.calls, wall: window.wall };");
+    return { profile, calls, wall };
+  });
+}
+
+const { profile, calls, wall } = engine === "node" ? await inNode() : await inChromium();
 
 // Self time per function, from the samples (timeDeltas in microseconds).
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
@@ -57,9 +89,9 @@ for (let i = 0; i < profile.samples.length; i++) {
   self.set(name, (self.get(name) ?? 0) + (profile.timeDeltas[i] ?? 0));
 }
 const total = [...self.values()].reduce((a, b) => a + b, 0);
-const perEvent = (us) => (us / calls / events.length).toFixed(2);
+const perEvent = (us) => (us / calls / 1024).toFixed(2);
 console.log(`verifyEvents on 1024 events from 8 authors: ${calls} calls in ${(wall / 1000).toFixed(1)} s, ` +
-  `${((wall * 1000) / calls / events.length).toFixed(1)} us an event (wall clock, profiler on)`);
+  `${((wall * 1000) / calls / 1024).toFixed(1)} us an event (wall clock, profiler on)`);
 console.log(`\nself time, top ${top} (us an event, share):`);
 const sorted = [...self.entries()].sort((a, b) => b[1] - a[1]);
 for (const [name, us] of sorted.slice(0, top)) {
