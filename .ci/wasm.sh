@@ -53,8 +53,21 @@ run_tests chromium WASM_BINDGEN_USE_BROWSER=1 CHROMEDRIVER=/usr/bin/chromedriver
 # reused), tested in node against nostr-tools and in headless Chromium in a Web Worker.
 phase "wasm/build.sh --profile test"
 bash wasm/build.sh --profile test
+# The module's name section names the simd128 SHA-256 kernel when it is compiled in.
+grep -q sha_simd128 wasm/pkg-node/nostr_verify_wasm_bg.wasm || die "the packages lack the simd128 kernel"
 phase "wasm/test/run.sh (node, Chromium, TypeScript)"
 bash wasm/test/run.sh
+
+# The packages without WebAssembly SIMD (wasm/build.sh --no-simd, for engines that lack it):
+# built and tested in node against nostr-tools, then the default build is restored for the
+# benchmark below.
+phase "wasm/build.sh --profile test --no-simd, tested in node"
+bash wasm/build.sh --profile test --no-simd
+if grep -q sha_simd128 wasm/pkg-node/nostr_verify_wasm_bg.wasm; then
+  die "--no-simd: the module still holds the simd128 kernel"
+fi
+(cd wasm/test && node --test node.test.mjs)
+bash wasm/build.sh --profile test
 
 # The benchmark (wasm/bench.mjs), briefly, in node and in Chromium: it checks every engine's
 # verdicts on its inputs itself; here, that it ran and printed every row with every figure

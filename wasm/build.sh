@@ -7,6 +7,9 @@
 #   wasm/build.sh                  release build (what to publish)
 #   wasm/build.sh --profile test   the `test` profile (opt-level 1, as .ci/wasm.sh's tests;
 #                                  reuses their std build, so CI saves a release std build)
+#   wasm/build.sh --no-simd        without WebAssembly SIMD (SHA-256 one message at a time), for
+#                                  engines that lack it (Safari before 16.4); combines with
+#                                  --profile
 #
 # The toolchain is shared/PLATFORMS.md's (see wasm/env.sh): Debian's rustc-web with std built
 # from source, wasm-bindgen-cli at Cargo.lock's version. Every failure is fatal.
@@ -14,16 +17,20 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=never
 profile=release
-case "${1:-}" in
-  "") ;;
-  --profile) profile=${2:?--profile needs a name} ;;
-  *) echo "usage: wasm/build.sh [--profile PROFILE]" >&2; exit 2 ;;
-esac
+features=()
+simd="with WebAssembly SIMD"
+while (($#)); do
+  case "$1" in
+    --profile) profile=${2:?--profile needs a name}; shift 2 ;;
+    --no-simd) features=(--no-default-features); simd="without WebAssembly SIMD"; shift ;;
+    *) echo "usage: wasm/build.sh [--profile PROFILE] [--no-simd]" >&2; exit 2 ;;
+  esac
+done
 WASM_ENV_BROWSER=0 source wasm/env.sh
 
-phase "build nostr-verify-wasm for wasm32 ($profile)"
+phase "build nostr-verify-wasm for wasm32 ($profile, $simd)"
 wasm_cargo /usr/bin/cargo build -Zbuild-std=std,panic_abort --target wasm32-unknown-unknown \
-  --profile "$profile" -p nostr-verify-wasm --lib
+  --profile "$profile" -p nostr-verify-wasm --lib "${features[@]}"
 case "$profile" in
   dev | test) dir=debug ;;
   *) dir=$profile ;;
@@ -46,4 +53,4 @@ for flavor in node web; do
     [ -s "$out/$f" ] || die "$out/$f missing"
   done
 done
-phase "packages in wasm/pkg-node and wasm/pkg-web ($(wc -c <wasm/pkg-web/nostr_verify_wasm_bg.wasm) bytes of wasm)"
+phase "packages in wasm/pkg-node and wasm/pkg-web ($(wc -c <wasm/pkg-web/nostr_verify_wasm_bg.wasm) bytes of wasm, $simd)"
