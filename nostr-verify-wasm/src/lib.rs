@@ -285,7 +285,9 @@ export function pack_events(events, what) {
   }
   const n = events.length;
   const ends = new Uint32Array(n);
-  let bytes = new Uint8Array(Math.max(4096, n * 640));
+  // Room for records of 1 KiB (a note of about 480 serialized bytes makes one of about 740):
+  // most calls then neither regrow nor copy the buffer.
+  let bytes = new Uint8Array(Math.max(4096, n * 1024));
   let pos = 0;
   for (let i = 0; i < n; i++) {
     let s = null;
