@@ -10,20 +10,27 @@ import { extname, join, normalize } from "node:path";
 
 const types = { ".html": "text/html", ".js": "text/javascript", ".mjs": "text/javascript", ".wasm": "application/wasm", ".json": "application/json" };
 
-/** Serves the directory `root` (ending in "/") on 127.0.0.1, cross-origin isolated. */
-function serve(root) {
+/**
+ * Serves the directory `root` (ending in "/") on 127.0.0.1, cross-origin isolated; `routes`
+ * maps extra paths to JSON bodies.
+ */
+function serve(root, routes) {
+  const isolated = {
+    "cross-origin-opener-policy": "same-origin",
+    "cross-origin-embedder-policy": "require-corp",
+  };
   const server = createServer((req, res) => {
     const path = decodeURIComponent(new URL(req.url, "http://x").pathname);
+    if (Object.hasOwn(routes, path)) {
+      res.writeHead(200, { "content-type": "application/json", ...isolated });
+      return res.end(routes[path]);
+    }
     const file = normalize(join(root, path));
     if (!file.startsWith(root) || !statSync(file, { throwIfNoEntry: false })?.isFile()) {
       res.writeHead(404);
       return res.end();
     }
-    res.writeHead(200, {
-      "content-type": types[extname(file)] ?? "application/octet-stream",
-      "cross-origin-opener-policy": "same-origin",
-      "cross-origin-embedder-policy": "require-corp",
-    });
+    res.writeHead(200, { "content-type": types[extname(file)] ?? "application/octet-stream", ...isolated });
     res.end(readFileSync(file));
   });
   return new Promise((ok) => server.listen(0, "127.0.0.1", () => ok(server)));
@@ -43,14 +50,14 @@ async function wd(base, method, path, body) {
 }
 
 /**
- * Runs `body(browser)` with a headless Chromium whose pages are served from `root`, then
- * closes everything. `browser` has `version`, `open(path)` (navigates to a path under
+ * Runs `body(browser)` with a headless Chromium whose pages are served from `root` (plus the
+ * JSON bodies of `routes`, path to string), then closes everything. `browser` has `version`, `open(path)` (navigates to a path under
  * `root`, e.g. "bench/index.html?args=..."), `exec(script)` (a synchronous script's return
  * value), `cdp(cmd, params)` (a DevTools Protocol command's result) and `until(script)`
  * (polls a script every 100 ms until it returns a truthy value, which it returns).
  */
-export async function withChromium(root, body) {
-  const server = await serve(root);
+export async function withChromium(root, body, routes = {}) {
+  const server = await serve(root, routes);
   const probe = await new Promise((ok) => { const s = createServer(); s.listen(0, "127.0.0.1", () => ok(s)); });
   const port = probe.address().port;
   await new Promise((ok) => probe.close(ok));

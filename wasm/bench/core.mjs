@@ -80,6 +80,29 @@ export function makeEvents(nw, n, authors, seed) {
   return out;
 }
 
+/**
+ * What wasm/bench/profile.mjs profiles, in node and in the page: three checked warm-up calls
+ * of `verifyEvents` on `events`, then (when `ms` is given) calls for `ms` milliseconds, each on
+ * a new Verifier. Returns `{ calls, wall }` (wall in milliseconds).
+ */
+export function verifyEventsFor(nv, events, ms) {
+  for (let i = 0; i < 3; i++) {
+    const v = new nv.Verifier();
+    const ok = v.verifyEvents(events).every((x) => x === 1);
+    v.free();
+    if (!ok) throw new Error("a valid event rejected");
+  }
+  let calls = 0;
+  const t0 = performance.now();
+  while (ms !== undefined && performance.now() - t0 < ms) {
+    const v = new nv.Verifier();
+    v.verifyEvents(events);
+    v.free();
+    calls++;
+  }
+  return { calls, wall: performance.now() - t0 };
+}
+
 /** The signatures of `events` as verifySignatures takes them, plus per-signature views for noble. */
 function flatten(events) {
   const n = events.length;

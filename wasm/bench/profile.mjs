@@ -10,10 +10,9 @@
 //   node wasm/bench/profile.mjs [--engine node|chromium] [--seconds S] [--top N]
 import { Session } from "node:inspector/promises";
 import { createRequire } from "node:module";
-import { performance } from "node:perf_hooks";
 import { initNostrWasm } from "nostr-wasm";
 import { withChromium } from "./chromium.mjs";
-import { makeEvents } from "./core.mjs";
+import { makeEvents, verifyEventsFor } from "./core.mjs";
 
 const args = process.argv.slice(2);
 const arg = (name, d) => {
@@ -34,26 +33,13 @@ async function inNode() {
   const nv = require("../pkg-node/nostr_verify_wasm.js");
   const nw = await initNostrWasm();
   const events = makeEvents(nw, 1024, 8, 7);
-  // Warm-up, and the verdicts.
-  for (let i = 0; i < 3; i++) {
-    const v = new nv.Verifier();
-    if (!v.verifyEvents(events).every((x) => x === 1)) throw new Error("a valid event rejected");
-    v.free();
-  }
+  verifyEventsFor(nv, events); // warm-up, and the verdicts
   const session = new Session();
   session.connect();
   await session.post("Profiler.enable");
   await session.post("Profiler.setSamplingInterval", { interval: 100 });
   await session.post("Profiler.start");
-  let calls = 0;
-  const t0 = performance.now();
-  while (performance.now() - t0 < seconds * 1000) {
-    const v = new nv.Verifier();
-    v.verifyEvents(events);
-    v.free();
-    calls++;
-  }
-  const wall = performance.now() - t0;
+  const { calls, wall } = verifyEventsFor(nv, events, seconds * 1000);
   const { profile } = await session.post("Profiler.stop");
   session.disconnect();
   return { profile, calls, wall };
