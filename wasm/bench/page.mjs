@@ -1,8 +1,13 @@
 // wasm/bench/index.html: wasm/bench/core.mjs on wasm/pkg-web, in the page's main thread.
 // Arguments come as ?args=<JSON array> (what wasm/bench.mjs --engine chromium passes); the
 // lines printed are in window.benchLines, and document.body.dataset.state ends "done" or "error".
+// With ?profile (wasm/bench/profile.mjs --engine chromium) the page instead makes the
+// benchmark's 1024 events from 8 authors, warms up, sets the state "ready" and waits for
+// window.go(seconds), which calls verifyEvents for that long (window.calls, window.wall) and
+// sets the state "done".
 import init, * as nv from "../pkg-web/nostr_verify_wasm.js";
-import { parseOptions, runBench } from "./core.mjs";
+import { initNostrWasm } from "nostr-wasm";
+import { makeEvents, parseOptions, runBench, verifyEventsFor } from "./core.mjs";
 
 window.benchLines = [];
 const out = document.getElementById("out");
@@ -11,14 +16,24 @@ const log = (l) => {
   out.textContent += l + "\n";
 };
 try {
-  const args = JSON.parse(new URLSearchParams(location.search).get("args") ?? "[]");
+  const params = new URLSearchParams(location.search);
   await init();
-  const clock = {
-    name: `performance.now() wall clock (browsers have no thread CPU clock; crossOriginIsolated ${globalThis.crossOriginIsolated})`,
-    now: () => performance.now(),
-  };
-  await runBench({ nv, clock, log, options: parseOptions(args), engine: "chromium" });
-  document.body.dataset.state = "done";
+  if (params.has("profile")) {
+    const events = makeEvents(await initNostrWasm(), 1024, 8, 7);
+    verifyEventsFor(nv, events); // warm-up, and the verdicts
+    window.go = (seconds) => setTimeout(() => {
+      Object.assign(window, verifyEventsFor(nv, events, seconds * 1000));
+      document.body.dataset.state = "done";
+    }, 0);
+    document.body.dataset.state = "ready";
+  } else {
+    const clock = {
+      name: `performance.now() wall clock (browsers have no thread CPU clock; crossOriginIsolated ${globalThis.crossOriginIsolated})`,
+      now: () => performance.now(),
+    };
+    await runBench({ nv, clock, log, options: parseOptions(JSON.parse(params.get("args") ?? "[]")), engine: "chromium" });
+    document.body.dataset.state = "done";
+  }
 } catch (e) {
   log("error: " + (e && e.stack ? e.stack : String(e)));
   document.body.dataset.state = "error";

@@ -1,6 +1,6 @@
 // Where verifyEvents' time goes, on 1024 events from 8 authors (the benchmark's inputs), in
 // node or in headless Chromium: V8's sampling CPU profiler (node:inspector in node; the
-// DevTools Protocol through chromedriver in Chromium, on wasm/bench/profile.html) over
+// DevTools Protocol through chromedriver in Chromium, on wasm/bench/index.html?profile) over
 // repeated calls, each on a new Verifier, then the self time of every function (JavaScript
 // and wasm, by the module's name section) and the self time summed by what it does: packing
 // the events in JavaScript, SHA-256, the batch's field, scalar and group arithmetic,
@@ -45,14 +45,14 @@ async function inNode() {
   return { profile, calls, wall };
 }
 
-/** The same in headless Chromium (wasm/pkg-web, wasm/bench/profile.html). */
+/** The same in headless Chromium (wasm/pkg-web, wasm/bench/index.html?profile). */
 async function inChromium() {
   const root = new URL("../", import.meta.url).pathname; // wasm/
   return withChromium(root, async (browser) => {
     console.log(`# Chromium ${browser.version} (headless), wasm/pkg-web`);
-    await browser.open("bench/profile.html");
+    await browser.open("bench/index.html?profile");
     const state = await browser.until("return document.body.dataset.state || '';");
-    if (state !== "ready") throw new Error("profile.html: " + (await browser.exec("return window.failure;")));
+    if (state !== "ready") throw new Error("the page failed: " + (await browser.exec("return window.benchLines.at(-1);")));
     await browser.cdp("Profiler.enable");
     await browser.cdp("Profiler.setSamplingInterval", { interval: 100 });
     await browser.cdp("Profiler.start");
