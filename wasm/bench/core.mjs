@@ -81,6 +81,48 @@ export function makeEvents(nw, n, authors, seed) {
 }
 
 /**
+ * wasm/bench/ab.mjs: times `verifySignatures` and `verifyEvents` of each module of `mods`
+ * (nostr-verify-wasm builds, initialized) in turn, 9 rounds of at least 150 ms each, a new
+ * Verifier a call, after three untimed calls each, on 1024 signatures or events from 8 keys,
+ * 64 from 8 keys and 1024 distinct; logs the medians (µs per signature or event) under
+ * `names`.
+ */
+export function compareBuilds(mods, names, nw, log) {
+  const hex = (s) => Uint8Array.from(s.match(/../g), (h) => parseInt(h, 16));
+  function flat(ev) {
+    const n = ev.length, pk = new Uint8Array(n * 32), m = new Uint8Array(n * 32), sg = new Uint8Array(n * 64);
+    ev.forEach((e, i) => { pk.set(hex(e.pubkey), i * 32); m.set(hex(e.id), i * 32); sg.set(hex(e.sig), i * 64); });
+    return [pk, m, sg];
+  }
+  const cases = [["1024/8", makeEvents(nw, 1024, 8, 3)], ["64/8", makeEvents(nw, 64, 8, 4)], ["1024/d", makeEvents(nw, 1024, 0, 5)]];
+  for (const [name, ev] of cases) {
+    const f = flat(ev);
+    const res = mods.map(() => ({ s: [], e: [] }));
+    // Warm-up (tier-up of the wasm code), untimed.
+    for (const nv of mods) {
+      for (let j = 0; j < 3; j++) {
+        const v = new nv.Verifier();
+        v.verifySignatures(...f);
+        v.verifyEvents(ev);
+        v.free();
+      }
+    }
+    for (let r = 0; r < 9; r++) {
+      mods.forEach((nv, k) => {
+        let t0 = performance.now(), c = 0;
+        while (performance.now() - t0 < 150) { const v = new nv.Verifier(); v.verifySignatures(...f); v.free(); c++; }
+        res[k].s.push((performance.now() - t0) / c / ev.length * 1000);
+        t0 = performance.now(); c = 0;
+        while (performance.now() - t0 < 150) { const v = new nv.Verifier(); v.verifyEvents(ev); v.free(); c++; }
+        res[k].e.push((performance.now() - t0) / c / ev.length * 1000);
+      });
+    }
+    const med = (a) => a.sort((x, y) => x - y)[a.length >> 1].toFixed(2);
+    log(name + " " + res.map((r, k) => `${names[k]}: sigs ${med(r.s)} events ${med(r.e)}`).join(" | "));
+  }
+}
+
+/**
  * What wasm/bench/profile.mjs profiles, in node and in the page: three checked warm-up calls
  * of `verifyEvents` on `events`, then (when `ms` is given) calls for `ms` milliseconds, each on
  * a new Verifier. Returns `{ calls, wall }` (wall in milliseconds).

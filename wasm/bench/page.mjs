@@ -4,10 +4,11 @@
 // With ?profile (wasm/bench/profile.mjs --engine chromium) the page instead makes the
 // benchmark's 1024 events from 8 authors, warms up, sets the state "ready" and waits for
 // window.go(seconds), which calls verifyEvents for that long (window.calls, window.wall) and
-// sets the state "done".
+// sets the state "done". With ?ab=N (wasm/bench/ab.mjs --engine chromium) it compares the N
+// builds copied to wasm/ab-pkgs/0 .. N-1 (compareBuilds) and sets the state "done".
 import init, * as nv from "../pkg-web/nostr_verify_wasm.js";
 import { initNostrWasm } from "nostr-wasm";
-import { makeEvents, parseOptions, runBench, verifyEventsFor } from "./core.mjs";
+import { compareBuilds, makeEvents, parseOptions, runBench, verifyEventsFor } from "./core.mjs";
 
 window.benchLines = [];
 const out = document.getElementById("out");
@@ -17,8 +18,17 @@ const log = (l) => {
 };
 try {
   const params = new URLSearchParams(location.search);
-  await init();
-  if (params.has("profile")) {
+  if (params.has("ab")) {
+    const mods = [];
+    for (let k = 0; k < Number(params.get("ab")); k++) {
+      const m = await import(`../ab-pkgs/${k}/nostr_verify_wasm.js`);
+      await m.default();
+      mods.push(m);
+    }
+    compareBuilds(mods, mods.map((_, k) => `build ${k}`), await initNostrWasm(), log);
+    document.body.dataset.state = "done";
+  } else if (params.has("profile")) {
+    await init();
     const events = makeEvents(await initNostrWasm(), 1024, 8, 7);
     verifyEventsFor(nv, events); // warm-up, and the verdicts
     window.go = (seconds) => setTimeout(() => {
@@ -27,6 +37,7 @@ try {
     }, 0);
     document.body.dataset.state = "ready";
   } else {
+    await init();
     const clock = {
       name: `performance.now() wall clock (browsers have no thread CPU clock; crossOriginIsolated ${globalThis.crossOriginIsolated})`,
       now: () => performance.now(),
