@@ -50,24 +50,23 @@ run_tests chromium WASM_BINDGEN_USE_BROWSER=1 CHROMEDRIVER=/usr/bin/chromedriver
   WASM_BINDGEN_TEST_WEBDRIVER_JSON="$wasm_root/target/wasm-tools/webdriver.json"
 
 # The npm packages (the `test` profile: the same code as release, and the std build above is
-# reused), tested in node against nostr-tools and in headless Chromium in a Web Worker.
-phase "wasm/build.sh --profile test"
-bash wasm/build.sh --profile test
-# The module's name section names the simd128 SHA-256 kernel when it is compiled in.
-grep -q sha_simd128 wasm/pkg-node/nostr_verify_wasm_bg.wasm || die "the packages lack the simd128 kernel"
-phase "wasm/test/run.sh (node, Chromium, TypeScript)"
-bash wasm/test/run.sh
-
-# The packages without WebAssembly SIMD (wasm/build.sh --no-simd, for engines that lack it):
-# built and tested in node against nostr-tools, then the default build is restored for the
-# benchmark below.
+# reused). First without WebAssembly SIMD (wasm/build.sh --no-simd, for engines that lack it),
+# tested in node against nostr-tools; then the default packages, tested in node against
+# nostr-tools and in headless Chromium in a Web Worker, and benchmarked below. The module cargo
+# built (before wasm-bindgen and wasm-opt, which may inline the kernel away) names the
+# simd128 SHA-256 kernel in its name section exactly when it is compiled in.
+module=target/wasm32-unknown-unknown/debug/nostr_verify_wasm.wasm
 phase "wasm/build.sh --profile test --no-simd, tested in node"
 bash wasm/build.sh --profile test --no-simd
-if grep -q sha_simd128 wasm/pkg-node/nostr_verify_wasm_bg.wasm; then
+if grep -q sha_simd128 "$module"; then
   die "--no-simd: the module still holds the simd128 kernel"
 fi
-(cd wasm/test && node --test node.test.mjs)
+(cd wasm/test && npm ci --no-audit --no-fund --silent && node --test node.test.mjs)
+phase "wasm/build.sh --profile test"
 bash wasm/build.sh --profile test
+grep -q sha_simd128 "$module" || die "the packages lack the simd128 kernel"
+phase "wasm/test/run.sh (node, Chromium, TypeScript)"
+bash wasm/test/run.sh
 
 # The benchmark (wasm/bench.mjs), briefly, in node and in Chromium: it checks every engine's
 # verdicts on its inputs itself; here, that it ran and printed every row with every figure
