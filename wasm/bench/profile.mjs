@@ -90,7 +90,7 @@ const groups = [
   ["JS: pack events (validate, JSON.stringify, encodeInto)", /^(pack_events|record|validEvent|encodeInto)$/],
   ["SHA-256 (ids, challenges, weights: simd128 lanes)", /sha2.*compress256|Sha256|sha_simd128|backend::sha::/],
   ["field: u128 products (__multi3, wasm32 has no 64x64->128 multiply)", /^__multi3$/],
-  ["square roots (key and R lifts: lift_x_many)", /lift_x/],
+  ["square roots (key and R lifts: lift_x_many; with the staging where wasm-opt inlined them)", /lift_x|prepare::stage/],
   ["point additions (batch-affine pairs)", /add_word_pairs|add_affine_pairs|add_pairs/],
   ["libsecp256k1 (C: single checks, its SHA-256)", /^rustsecp256k1/],
   ["other field, scalar and group code", /arithmetic::|msm::|scalar|Scalar|Jacobian|WordPoint|invert/],
