@@ -161,10 +161,10 @@ fn parse_record(index: usize, rec: &[u8]) -> Option<Pending> {
 
 /// `verifyEvents` in plain Rust, on events packed as the JavaScript side packs them.
 ///
-/// Event `i` is the record `bytes[ends[i-1]..ends[i]]` (from 0 for the first): the UTF-8 of
-/// its id, its pubkey and its sig (strings of 64, 64 and 128 UTF-16 units, so 256 bytes of hex
-/// digits when well formed: the packer checks only their lengths, and a non-ASCII character
-/// puts a byte that is no digit among the first 256), then the UTF-8 of
+/// Event `i` is the record `bytes[ends[i-1]..ends[i]]` (from 0 for the first): its id, its
+/// pubkey and its sig (strings of 64, 64 and 128 UTF-16 units, so 256 bytes of hex digits when
+/// well formed: the packer checks only their lengths; a non-ASCII character puts a byte that
+/// is no digit among the first 256, its UTF-8 in node, 0xff in browsers), then the UTF-8 of
 /// `JSON.stringify([0, pubkey, created_at, kind, tags, content])`. An empty or otherwise
 /// unusable record (the JavaScript side leaves malformed events empty) gets 0; so does a
 /// record whose id is not the SHA-256 of its serialization. The others get libsecp256k1's
@@ -276,7 +276,60 @@ function record(event) {
   if (typeof id !== "string" || id.length !== 64) return null;
   if (typeof sig !== "string" || sig.length !== 128) return null;
   const json = JSON.stringify([0, event.pubkey, event.created_at, event.kind, event.tags, event.content]);
-  return id + event.pubkey + sig + json;
+  if (nodeEncoder) return id + event.pubkey + sig + json;
+  return [id, event.pubkey, sig, json];
+}
+
+// Where the record's bytes are written by TextEncoder.encodeInto (node, whose encodeInto
+// reads V8's string directly) or by utf8Into below (browsers, where encodeInto first copies
+// the string out of V8: the JavaScript writer is faster there, and slower in node).
+const nodeEncoder = typeof process === "object" && process !== null &&
+  typeof process.versions === "object" && process.versions !== null &&
+  typeof process.versions.node === "string";
+
+// The hex fields into `bytes` at `pos`, one byte a UTF-16 unit: ASCII as is, anything else as
+// 0xff (no hex digit, so the Rust side rejects the record, as it rejects the UTF-8 that
+// encodeInto would write). Returns the new position.
+function asciiInto(s, bytes, pos) {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    bytes[pos++] = c < 0x80 ? c : 0xff;
+  }
+  return pos;
+}
+
+// UTF-8 of `s` into `bytes` at `pos` (room for 3 bytes a unit is the caller's), as
+// TextEncoder writes it: a lone surrogate becomes U+FFFD (JSON.stringify escapes lone
+// surrogates, so for its output that branch only guards). Returns the new position.
+function utf8Into(s, bytes, pos) {
+  const n = s.length;
+  for (let i = 0; i < n; i++) {
+    let c = s.charCodeAt(i);
+    if (c < 0x80) {
+      bytes[pos++] = c;
+    } else if (c < 0x800) {
+      bytes[pos++] = 0xc0 | (c >> 6);
+      bytes[pos++] = 0x80 | (c & 63);
+    } else {
+      if (c >= 0xd800 && c < 0xe000) {
+        const d = i + 1 < n ? s.charCodeAt(i + 1) : 0;
+        if (c < 0xdc00 && d >= 0xdc00 && d < 0xe000) {
+          i++;
+          c = 0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00);
+          bytes[pos++] = 0xf0 | (c >> 18);
+          bytes[pos++] = 0x80 | ((c >> 12) & 63);
+          bytes[pos++] = 0x80 | ((c >> 6) & 63);
+          bytes[pos++] = 0x80 | (c & 63);
+          continue;
+        }
+        c = 0xfffd;
+      }
+      bytes[pos++] = 0xe0 | (c >> 12);
+      bytes[pos++] = 0x80 | ((c >> 6) & 63);
+      bytes[pos++] = 0x80 | (c & 63);
+    }
+  }
+  return pos;
 }
 
 export function pack_events(events, what) {
@@ -297,13 +350,20 @@ export function pack_events(events, what) {
       s = null; // a throwing getter or toJSON: this event alone is malformed
     }
     if (s !== null) {
-      const need = s.length * 3;
+      const need = nodeEncoder ? s.length * 3 : 256 + s[3].length * 3;
       if (bytes.length - pos < need) {
         const grown = new Uint8Array(Math.max(bytes.length * 2, pos + need));
         grown.set(bytes.subarray(0, pos));
         bytes = grown;
       }
-      pos += encoder.encodeInto(s, bytes.subarray(pos)).written;
+      if (nodeEncoder) {
+        pos += encoder.encodeInto(s, bytes.subarray(pos)).written;
+      } else {
+        pos = asciiInto(s[0], bytes, pos);
+        pos = asciiInto(s[1], bytes, pos);
+        pos = asciiInto(s[2], bytes, pos);
+        pos = utf8Into(s[3], bytes, pos);
+      }
     }
     ends[i] = pos;
   }
