@@ -264,11 +264,12 @@ function validEvent(event) {
   return true;
 }
 
-// The record of one event, or null when nostr-tools' verifyEvent would return false before
-// checking the signature: a malformed event (getEventHash throws), an id that cannot equal
-// the lowercase hex of a hash, a sig that hexToBytes cannot decode to 64 bytes. Of the id and
-// the sig only the type and the length are checked here; the Rust side checks their digits
-// (lowercase for the id, either case for the sig) as it decodes them.
+// The fields of one event's record, [id, pubkey, sig, serialization], or null when
+// nostr-tools' verifyEvent would return false before checking the signature: a malformed
+// event (getEventHash throws), an id that cannot equal the lowercase hex of a hash, a sig
+// that hexToBytes cannot decode to 64 bytes. Of the id and the sig only the type and the
+// length are checked here; the Rust side checks their digits (lowercase for the id, either
+// case for the sig) as it decodes them.
 function record(event) {
   if (!validEvent(event)) return null;
   const id = event.id;
@@ -276,16 +277,8 @@ function record(event) {
   if (typeof id !== "string" || id.length !== 64) return null;
   if (typeof sig !== "string" || sig.length !== 128) return null;
   const json = JSON.stringify([0, event.pubkey, event.created_at, event.kind, event.tags, event.content]);
-  if (nodeEncoder) return id + event.pubkey + sig + json;
   return [id, event.pubkey, sig, json];
 }
-
-// Where the record's bytes are written by TextEncoder.encodeInto (node, whose encodeInto
-// reads V8's string directly) or by utf8Into below (browsers, where encodeInto first copies
-// the string out of V8: the JavaScript writer is faster there, and slower in node).
-const nodeEncoder = typeof process === "object" && process !== null &&
-  typeof process.versions === "object" && process.versions !== null &&
-  typeof process.versions.node === "string";
 
 // The hex fields into `bytes` at `pos`, one byte a UTF-16 unit: ASCII as is, anything else as
 // 0xff (no hex digit, so the Rust side rejects the record, as it rejects the UTF-8 that
@@ -332,6 +325,23 @@ function utf8Into(s, bytes, pos) {
   return pos;
 }
 
+// How a record's fields reach the buffer: TextEncoder.encodeInto in node (whose encodeInto
+// reads V8's string directly), asciiInto and utf8Into in browsers (where encodeInto first
+// copies the string out of V8: the JavaScript writer is faster there, and slower in node).
+// room(f) is the most bytes write(f, bytes, pos) adds; write returns the new position.
+const inNode = typeof process === "object" && process !== null &&
+  typeof process.versions === "object" && process.versions !== null &&
+  typeof process.versions.node === "string";
+const writer = inNode
+  ? {
+      room: (f) => (f[0].length + f[1].length + f[2].length + f[3].length) * 3,
+      write: (f, bytes, pos) => pos + encoder.encodeInto(f[0] + f[1] + f[2] + f[3], bytes.subarray(pos)).written,
+    }
+  : {
+      room: (f) => 256 + f[3].length * 3,
+      write: (f, bytes, pos) => utf8Into(f[3], bytes, asciiInto(f[2], bytes, asciiInto(f[1], bytes, asciiInto(f[0], bytes, pos)))),
+    };
+
 export function pack_events(events, what) {
   if (!Array.isArray(events)) {
     throw new TypeError(what + ": expected an array of events, got " + (events === null ? "null" : typeof events));
@@ -350,20 +360,13 @@ export function pack_events(events, what) {
       s = null; // a throwing getter or toJSON: this event alone is malformed
     }
     if (s !== null) {
-      const need = nodeEncoder ? s.length * 3 : 256 + s[3].length * 3;
+      const need = writer.room(s);
       if (bytes.length - pos < need) {
         const grown = new Uint8Array(Math.max(bytes.length * 2, pos + need));
         grown.set(bytes.subarray(0, pos));
         bytes = grown;
       }
-      if (nodeEncoder) {
-        pos += encoder.encodeInto(s, bytes.subarray(pos)).written;
-      } else {
-        pos = asciiInto(s[0], bytes, pos);
-        pos = asciiInto(s[1], bytes, pos);
-        pos = asciiInto(s[2], bytes, pos);
-        pos = utf8Into(s[3], bytes, pos);
-      }
+      pos = writer.write(s, bytes, pos);
     }
     ends[i] = pos;
   }
