@@ -4,7 +4,8 @@
 //! after the tag's midstate). One message's compressions form a serial chain, but the
 //! challenges of a batch are independent, so on x86-64 CPUs without SHA instructions they run
 //! side by side in vector lanes: 8 messages per AVX2 vector, 16 per AVX-512F vector
-//! (`sha_lanes`), 4 per WebAssembly `simd128` vector (`sha_simd128`). [`Sha`] names the paths; [`sha_selected`] picks one once:
+//! (`sha_lanes`), 4 per WebAssembly `simd128` vector (`sha_simd128`). [`Sha`] names the
+//! paths; [`sha_selected`] picks one once:
 //!
 //! | [`Sha`] | when | what |
 //! |---|---|---|
@@ -14,8 +15,8 @@
 //! | [`Sha::Lanes4`] | wasm32 with the crate feature `simd128` | 4 messages per WebAssembly `simd128` vector (`sha_simd128`) |
 //! | [`Sha::Soft`] | only when asked for | this module's portable code, one message at a time: what `sha2` runs on a CPU without SHA instructions, forced here so that a machine with them can test and time it |
 //!
-//! `NOSTR_VERIFY_SHA=ni|lanes16|lanes8|lanes4|soft` forces a path (read once, at the first call;
-//! a path this build or CPU cannot run falls back to the automatic choice). Every path gives
+//! `NOSTR_VERIFY_SHA=ni|lanes16|lanes8|lanes4|soft` forces a path (read once, at the first
+//! call; a path this build or CPU cannot run falls back to the automatic choice). Every path gives
 //! the same digests; `tests/sha_lanes.rs` checks each one available against `sha2` on random
 //! lengths up to 10,000 bytes and on the NIST vectors.
 //!
@@ -87,8 +88,8 @@ impl Sha {
     /// Every path, in the automatic order of preference.
     pub const ALL: [Sha; 5] = [Sha::Ni, Sha::Lanes16, Sha::Lanes8, Sha::Lanes4, Sha::Soft];
 
-    /// Short lowercase name (`"ni"`, `"lanes16"`, `"lanes8"`, `"lanes4"`, `"soft"`), as accepted by
-    /// `NOSTR_VERIFY_SHA`.
+    /// Short lowercase name (`"ni"`, `"lanes16"`, `"lanes8"`, `"lanes4"`, `"soft"`), as
+    /// accepted by `NOSTR_VERIFY_SHA`.
     pub fn name(self) -> &'static str {
         match self {
             Sha::Ni => "ni",

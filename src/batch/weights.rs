@@ -6,11 +6,12 @@
 //! For each batch, the seed is the tagged SHA-256 (`nostr-verify/batch-weights`) of the
 //! secret, the counter, and the SHA-256 of every signature's unreduced challenge digest and
 //! `s`, hashed in two halves, each as four runs and their digests (the challenge digest
-//! commits to `r`, `P` and `m`, so the seed commits to every input). The weights are SHA-256 of the seed and an index, 128 bits each. Thus (1) an
-//! attacker outside the process cannot predict them (the secret never leaves the verifier),
-//! and (2) even with a broken random source, the weights are a hash of all inputs, as BIP-340
-//! recommends: changing any input changes every weight, so finding a cancelling invalid batch
-//! costs about 2^128 hash evaluations. Weights are reused unchanged while narrowing (sub-batches of a batch whose
+//! commits to `r`, `P` and `m`, so the seed commits to every input). The weights are SHA-256
+//! of the seed and an index, 128 bits each. Thus (1) an attacker outside the process cannot
+//! predict them (the secret never leaves the verifier), and (2) even with a broken random
+//! source, the weights are a hash of all inputs, as BIP-340 recommends: changing any input
+//! changes every weight, so finding a cancelling invalid batch costs about 2^128 hash
+//! evaluations. Weights are reused unchanged while narrowing (sub-batches of a batch whose
 //! weights nobody outside saw).
 //!
 

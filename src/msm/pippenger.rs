@@ -269,10 +269,8 @@ fn window_sums_in<T: PoolPoint>(
     // The rounds below append at most one sum per entry (each pair of a round makes one point
     // of two), and there are at most `points.len()` entries a slot: reserving that bound now
     // lets the pool grow without copying itself round after round on a fresh scratch.
-    let bound = used + points.len() * slots;
-    if bound > t.pool.capacity() {
-        t.pool.reserve(bound - t.pool.len());
-    }
+    t.pool
+        .reserve((used + points.len() * slots).saturating_sub(t.pool.len()));
     grow_with(&mut t.pool, used, T::IDENTITY);
     // Bucket sizes, counted as the entries are made (`start[b + 1]` for bucket b).
     s.start.clear();
