@@ -18,18 +18,23 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=never
 profile=release
-features=()
-simd="with WebAssembly SIMD"
+simd=1
 while (($#)); do
   case "$1" in
     --profile) profile=${2:?--profile needs a name}; shift 2 ;;
-    --no-simd) features=(--no-default-features); simd="without WebAssembly SIMD"; shift ;;
+    --no-simd) simd=0; shift ;;
     *) echo "usage: wasm/build.sh [--profile PROFILE] [--no-simd]" >&2; exit 2 ;;
   esac
 done
 WASM_ENV_BROWSER=0 source wasm/env.sh
+# nostr-verify-wasm's default feature `simd` is the SIMD SHA-256; --no-simd builds without it,
+# and wasm-opt may then not use SIMD either.
+features=() wasm_opt_simd=(--enable-simd) simd_label="with WebAssembly SIMD"
+if [ "$simd" = 0 ]; then
+  features=(--no-default-features) wasm_opt_simd=() simd_label="without WebAssembly SIMD"
+fi
 
-phase "build nostr-verify-wasm for wasm32 ($profile, $simd)"
+phase "build nostr-verify-wasm for wasm32 ($profile, $simd_label)"
 wasm_cargo /usr/bin/cargo build -Zbuild-std=std,panic_abort --target wasm32-unknown-unknown \
   --profile "$profile" -p nostr-verify-wasm --lib "${features[@]}"
 case "$profile" in
@@ -49,8 +54,7 @@ phase "npm ci in wasm/tools (binaryen's wasm-opt)"
 npm ci --prefix wasm/tools --no-audit --no-fund --silent
 wasm_opt=(wasm/tools/node_modules/.bin/wasm-opt -g --enable-bulk-memory --enable-sign-ext
   --enable-mutable-globals --enable-nontrapping-float-to-int --enable-reference-types
-  --enable-multivalue)
-[ ${#features[@]} = 0 ] && wasm_opt+=(--enable-simd)
+  --enable-multivalue "${wasm_opt_simd[@]}")
 
 version=$(awk -F'"' '/^version = / { print $2; exit }' nostr-verify-wasm/Cargo.toml)
 [ -n "$version" ] || die "no version in nostr-verify-wasm/Cargo.toml"
@@ -70,4 +74,4 @@ for flavor in node web; do
     [ -s "$out/$f" ] || die "$out/$f missing"
   done
 done
-phase "packages in wasm/pkg-node and wasm/pkg-web ($(wc -c <wasm/pkg-web/nostr_verify_wasm_bg.wasm) bytes of wasm, $simd)"
+phase "packages in wasm/pkg-node and wasm/pkg-web ($(wc -c <wasm/pkg-web/nostr_verify_wasm_bg.wasm) bytes of wasm, $simd_label)"

@@ -88,15 +88,10 @@ export function makeEvents(nw, n, authors, seed) {
  * `names`.
  */
 export function compareBuilds(mods, names, nw, log) {
-  const hex = (s) => Uint8Array.from(s.match(/../g), (h) => parseInt(h, 16));
-  function flat(ev) {
-    const n = ev.length, pk = new Uint8Array(n * 32), m = new Uint8Array(n * 32), sg = new Uint8Array(n * 64);
-    ev.forEach((e, i) => { pk.set(hex(e.pubkey), i * 32); m.set(hex(e.id), i * 32); sg.set(hex(e.sig), i * 64); });
-    return [pk, m, sg];
-  }
   const cases = [["1024/8", makeEvents(nw, 1024, 8, 3)], ["64/8", makeEvents(nw, 64, 8, 4)], ["1024/d", makeEvents(nw, 1024, 0, 5)]];
   for (const [name, ev] of cases) {
-    const f = flat(ev);
+    const { pubkeys, msgs, sigs } = flatten(ev);
+    const f = [pubkeys, msgs, sigs];
     const res = mods.map(() => ({ s: [], e: [] }));
     // Warm-up (tier-up of the wasm code), untimed.
     for (const nv of mods) {

@@ -84,8 +84,9 @@ export function cases() {
   }
   // Strings drawn from every class JSON.stringify treats apart (quotes, backslashes, each
   // escaped control, other controls, DEL, 2-, 3- and 4-byte UTF-8, U+2028, lone and paired
-  // surrogates), in content and tags, with integer timestamps of every size: the packer writes
-  // the serialization itself, and each of these must hash as nostr-tools' JSON.stringify does.
+  // surrogates), in content and tags, with integer timestamps of every size: the browsers'
+  // packer writes the serialization's UTF-8 itself, and each of these must hash as nostr-tools'
+  // JSON.stringify and TextEncoder do.
   const pool = ['a', 'Z', ' ', '/', '"', "\\", "\b", "\t", "\n", "\f", "\r", "\u0000", "\u0001", "\u001f",
     "\u007f", "é", "ß", "€", "\u2028", "\ud800", "\udbff", "\udc00", "\udfff", "🌍", "\uffff", "\u0800"];
   const r = rng(2024);
