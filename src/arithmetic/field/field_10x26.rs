@@ -374,37 +374,41 @@ impl FieldElement10x26 {
     /// The product whose 19 columns (worth 2^(26k), each < 2^63.1) are `c`, reduced to
     /// magnitude 1.
     ///
-    /// 1. Carry through all columns: digit k < 2^26, the carry into column k + 1 below
-    ///    2^(63.1 − 26) + 2^12 < 2^38, so `c[k] + carry` cannot overflow. The product is
-    ///    < 2^520 (inputs < 2^260), so the carry out of column 18 (digit 19) is < 2^26.
-    /// 2. Fold digits 10..20 (worth 2^260 and up) with 2^260 ≡ 0x3D10 + 2^10·2^26: digit
-    ///    10 + k adds < 2^40 to limb k and < 2^36 to limb k + 1; limb 10 (from digit 19) is
-    ///    < 2^36. Carry limbs 0..9 again (each < 2^26 + 2^40 + 2^36 + carry, carries < 2^16).
-    /// 3. Bits 256 and up (`t[9] >> 22` and limb 10 shifted up by 4) are < 2^42; fold them
-    ///    with 2^256 ≡ 0x3D1 + 2^6·2^26 (adds < 2^52 to limb 0, < 2^48 to limb 1) and carry
-    ///    once more: limbs 0..9 < 2^26 and the top limb gets a carry < 2^(52 − 26·8) + 1,
-    ///    so it is ≤ 2^22: magnitude 1.
+    /// 1. Carry the high columns only, 10..18, starting with column 9's bits from 2^26 up
+    ///    (< 2^37.1): digits < 2^26, carries < 2^37.2. Column 18 is `a[9]·b[9]` < 2^52, so
+    ///    digit 19 (the last carry) is < 2^26.01.
+    /// 2. Fold digits 10..19 (worth 2^260 and up) into the uncarried low columns with
+    ///    2^260 ≡ 0x3D10 + 2^10·2^26: digit 10 + k adds < 2^40 to limb k and < 2^36 to limb
+    ///    k + 1; digit 19 adds < 2^40 to limb 9 and gives limb 10 (< 2^36.01). Limbs 0..8
+    ///    stay below 2^63.1 + 2^40.1 < 2^64. Carry limbs 0..9 (carries < 2^37.2): limbs 0..8
+    ///    < 2^26, limb 9 < 2^40.4. Carrying all 19 columns first (37 serial steps instead of
+    ///    28) measured 1–4 % slower per signature in Chromium (`docs/experiments.md`,
+    ///    "Shorter carry chains").
+    /// 3. Bits 256 and up (`t[9] >> 22`, < 2^18.4, and limb 10 shifted up by 4, < 2^40.01)
+    ///    are < 2^40.1; fold them with 2^256 ≡ 0x3D1 + 2^6·2^26 (adds < 2^50 to limb 0,
+    ///    < 2^46.1 to limb 1) and carry once more: limbs 0..9 < 2^26 and the top limb gets a
+    ///    carry of at most 1, so it is ≤ 2^22: magnitude 1.
     #[inline(always)]
     fn reduce_columns(c: [u64; 19]) -> Self {
         // Step 1.
-        let mut d = [0u64; 20];
-        let mut carry = 0u64;
-        for k in 0..19 {
-            let t = c[k] + carry;
+        let mut d = [0u64; 9];
+        let mut carry = c[9] >> 26;
+        for k in 0..9 {
+            let t = c[10 + k] + carry;
             d[k] = t & M26;
             carry = t >> 26;
         }
-        d[19] = carry;
+        let d19 = carry;
         // Step 2.
         let mut t = [0u64; 10];
-        t.copy_from_slice(&d[..10]);
-        for k in 0..10 {
-            t[k] += d[10 + k] * R260_LO;
-            if k < 9 {
-                t[k + 1] += d[10 + k] * R260_HI;
-            }
+        t.copy_from_slice(&c[..10]);
+        t[9] &= M26;
+        for k in 0..9 {
+            t[k] += d[k] * R260_LO;
+            t[k + 1] += d[k] * R260_HI;
         }
-        let t10 = d[19] * R260_HI;
+        t[9] += d19 * R260_LO;
+        let t10 = d19 * R260_HI;
         for k in 0..9 {
             t[k + 1] += t[k] >> 26;
             t[k] &= M26;

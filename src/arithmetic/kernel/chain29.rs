@@ -120,37 +120,43 @@ impl Chain29 {
     /// The product whose 17 columns (worth 2^(29k), each < 2^61.2) are `c`, within the
     /// input bounds.
     ///
-    /// 1. Carry through all columns: digits < 2^29, carries < 2^32.3, so no sum overflows.
-    ///    The product is < 2^512.02, so digit 17 (the last carry) is < 2^20.
-    /// 2. Fold digits 9..18 (worth 2^261 and up) with 2^261 ≡ 31264 + 2^8·2^29: digit 9 + k
-    ///    adds < 2^44 to limb k and < 2^37 to limb k + 1; digit 17 gives limb 9 (< 2^28).
-    ///    Carry limbs 0..8 (each < 2^44.1, carries < 2^15.2): limbs 0..7 < 2^29, limb 8 whole.
-    /// 3. Bits 256 and up (limb 8 from bit 24, and limb 9 shifted up by 5) are < 2^33.01;
-    ///    fold them with 2^256 ≡ 977 + 2^3·2^29 (< 2^43 to limb 0, < 2^36.1 to limb 1) and
-    ///    carry limbs 0 and 1 only: limb 0's carry is < 2^14, limb 1's < 2^8, so limb 2 ends
-    ///    below 2^29 + 2^8 and the rest are as step 2 left them (limb 8 < 2^24). The carry
-    ///    through limbs 2..8 is left to the next reduction (2.5 % of a batch in node).
+    /// 1. Carry the high columns only, 9..16, starting with column 8's bits from 2^29 up
+    ///    (< 2^32.2): digits < 2^29, carries < 2^32.3. Column 16 is `a[8]·b[8]` < 2^48, so
+    ///    digit 17 (the last carry) is < 2^19.1. The low columns stay as they are: carrying
+    ///    all 17 first cost 26 more operations a reduction, on the critical path of every
+    ///    squaring (`docs/experiments.md`, "Shorter carry chains").
+    /// 2. Fold digits 9..17 (worth 2^261 and up) into the uncarried low columns with
+    ///    2^261 ≡ 31264 + 2^8·2^29: digit 9 + k adds < 2^44 to limb k and < 2^37 to limb
+    ///    k + 1; digit 17 adds < 2^34.1 to limb 8 and gives limb 9 (< 2^27.1). Limbs 0..7 stay
+    ///    below 2^61.2 + 2^44.1, so nothing overflows. Carry limbs 0..8 (carries < 2^33):
+    ///    limbs 0..7 < 2^29, limb 8 whole (< 2^37.3).
+    /// 3. Bits 256 and up (limb 8 from bit 24, < 2^13.3, and limb 9 shifted up by 5, < 2^32.1)
+    ///    are < 2^32.2; fold them with 2^256 ≡ 977 + 2^3·2^29 (< 2^42.2 to limb 0, < 2^35.2
+    ///    to limb 1) and carry limbs 0 and 1 only: limb 0's carry is < 2^13.3, limb 1's <
+    ///    2^6.3, so limb 2 ends below 2^29 + 2^8 and the rest are as step 2 left them (limb 8
+    ///    < 2^24). The carry through limbs 2..8 is left to the next reduction (2.5 % of a
+    ///    batch in node).
     #[inline(always)]
     fn reduce(c: [u64; 17]) -> Self {
-        // Step 1.
-        let mut d = [0u64; 18];
-        let mut carry = 0u64;
-        for k in 0..17 {
-            let t = c[k] + carry;
+        // Step 1: carry the high columns 9..16 only.
+        let mut d = [0u64; 9];
+        let mut carry = c[8] >> 29;
+        for k in 0..8 {
+            let t = c[9 + k] + carry;
             d[k] = t & M29;
             carry = t >> 29;
         }
-        d[17] = carry;
-        // Step 2.
+        let d17 = carry;
+        // Step 2: fold them into the low columns, still uncarried.
         let mut t = [0u64; 9];
-        t.copy_from_slice(&d[..9]);
-        for k in 0..9 {
-            t[k] += d[9 + k] * R261_LO;
-            if k < 8 {
-                t[k + 1] += d[9 + k] * R261_HI;
-            }
+        t.copy_from_slice(&c[..9]);
+        t[8] &= M29;
+        for k in 0..8 {
+            t[k] += d[k] * R261_LO;
+            t[k + 1] += d[k] * R261_HI;
         }
-        let t9 = d[17] * R261_HI;
+        t[8] += d17 * R261_LO;
+        let t9 = d17 * R261_HI;
         for k in 0..8 {
             t[k + 1] += t[k] >> 29;
             t[k] &= M29;
