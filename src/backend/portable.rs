@@ -348,8 +348,8 @@ struct PairIn {
     y1: F,
     /// y₂ − y₁.
     dy: F,
-    /// x₁ + x₂.
-    sx: F,
+    /// x₂ (x₃ = λ² − x₁ − x₂).
+    x2: F,
 }
 
 /// See [`crate::backend::add_affine_pairs_vartime`]; lengths already checked. Inlined into
@@ -472,13 +472,14 @@ const PREFETCH_AHEAD: usize = 8;
 /// the index of a later pair to fetch (possibly past the end: then it does nothing).
 ///
 /// Computed in [`crate::arithmetic::words::FieldElement4x64`]: λ = Δy/Δx with one inversion
-/// for all pairs (Montgomery's trick), x₃ = λ² − (x₁ + x₂), y₃ = λ·(x₁ − x₃) − y₁. Two
+/// for all pairs (Montgomery's trick), x₃ = λ² − x₁ − x₂, y₃ = λ·(x₁ − x₃) − y₁. Two
 /// passes:
 ///
-/// 1. Forward: each pair's coordinates are read once (`get`); Δx is tested for zero (rewritten as
-///    the word pattern 0 if it is 0 mod p, and left out of the product) and multiplied into
-///    the running product, whose value after each pair is kept (`prefix`) with Δx, x₁, y₁,
-///    Δy and x₁ + x₂.
+/// 1. Forward: each pair's coordinates are read once (`get`); Δx is multiplied into the
+///    running product, whose value after each pair is kept (`prefix`) with Δx, x₁, y₁, Δy
+///    and x₂. Only when the whole product is 0 (some Δx ≡ 0: the same x twice) are the Δx
+///    tested one by one: those that are 0 mod p are rewritten as the word pattern 0 and left
+///    out, and the prefix products are recomputed without them.
 /// 2. Backward, after the one inversion of the whole product ([`F::invert_vartime`],
 ///    safegcd): each pair's inverse `1/Δx = inv·prefix[i − 1]` is used at once for its sum,
 ///    then `inv ← inv·Δx` moves past it. Nothing is written back between the inversion and
@@ -506,7 +507,7 @@ fn pair_step(x1: F, y1: F, x2: F, y2: F) -> (PairIn, F) {
         x1,
         y1,
         dy: y2.sub_for_mul(&y1),
-        sx: x1.add(&x2),
+        x2,
     };
     (step, x2.sub_for_mul(&x1))
 }
@@ -521,14 +522,14 @@ fn double_step(x: F, y: F) -> (PairIn, F) {
         x1: x,
         y1: y,
         dy: x2.add_for_mul(&x2).add_for_mul(&x2),
-        sx: x.add(&x),
+        x2: x,
     };
     (step, y.add_for_mul(&y))
 }
 
 /// [`add_pairs`], and with `DOUBLE` the same for doublings: `get(i)` returns `[x, y, _, _]` and
 /// `put(i, x₃, y₃)` receives `2·(x, y)` ([`double_step`]; the steps share the inversion and
-/// the formula's tail, λ = num/den, x₃ = λ² − sx, y₃ = λ·(x₁ − x₃) − y₁). The step's inputs
+/// the formula's tail, λ = num/den, x₃ = λ² − x₁ − x₂, y₃ = λ·(x₁ − x₃) − y₁). The step's inputs
 /// are formed here by `#[inline(always)]` functions rather than by a closure around `get`:
 /// such closures stayed out of line, outside the BMI2/ADX build (4.7 % of a 16-signature
 /// batch in `perf`, the doubling's squaring without `mulx`).
@@ -550,26 +551,37 @@ fn add_steps<const DOUBLE: bool>(
     prefix.reserve(n);
     pairs.reserve(n);
     let mut acc = F::ONE;
-    let mut any = false;
     // Plain loops rather than `extend`, which the compiler kept out of line (and so out of
     // the BMI2 build).
     for i in 0..n {
         prefetch(i + PREFETCH_AHEAD);
         let [x1, y1, x2, y2] = get(i);
-        let (step, mut d) = if DOUBLE {
+        let (step, d) = if DOUBLE {
             double_step(x1, y1)
         } else {
             pair_step(x1, y1, x2, y2)
         };
-        if d.is_zero() {
-            d = F::ZERO;
-        } else {
-            acc = acc.mul(&d);
-            any = true;
-        }
+        acc = acc.mul(&d);
         prefix.push(acc);
         dx.push(d);
         pairs.push(step);
+    }
+    // A Δx ≡ 0 makes the whole product 0: only then is every Δx tested, and those left out
+    // (a doubling's 2y is never 0 on the curve). Testing each Δx as it came cost a carry pass
+    // a pair in the 10×26 build.
+    let mut any = n > 0;
+    if any && acc.is_zero() {
+        acc = F::ONE;
+        any = false;
+        for (d, prefix) in dx.iter_mut().zip(prefix.iter_mut()) {
+            if d.is_zero() {
+                *d = F::ZERO;
+            } else {
+                acc = acc.mul(d);
+                any = true;
+            }
+            *prefix = acc;
+        }
     }
     // With no nonzero Δx the inverse is never used.
     let mut inv = if any { acc.invert_vartime() } else { F::ZERO };
@@ -587,7 +599,7 @@ fn add_steps<const DOUBLE: bool>(
             t
         };
         let l = pair.dy.mul(&this_inv);
-        let x3 = l.square().sub(&pair.sx);
+        let x3 = l.square().sub_sum(&pair.x1, &pair.x2);
         let y3 = l.mul(&pair.x1.sub_for_mul(&x3)).sub(&pair.y1);
         put(i, x3, y3);
     }

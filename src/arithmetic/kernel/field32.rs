@@ -75,6 +75,18 @@ impl Field32 {
         Self(self.sub_for_mul(rhs).0.normalize_weak())
     }
 
+    /// `self − a − b` with one carry pass (`sub` twice would spend two, `add` then `sub` as
+    /// well): the magnitude before it is 1 + 4 + 4.
+    #[inline(always)]
+    pub fn sub_sum(&self, a: &Self, b: &Self) -> Self {
+        Self(
+            self.0
+                .add(&a.0.negate(1))
+                .add(&b.0.negate(1))
+                .normalize_weak(),
+        )
+    }
+
     /// `self + rhs` as the input of a multiplication only (or of [`Field32::is_zero`]): no
     /// carry pass, so the magnitudes add (`mul` takes up to 8; two such sums of magnitude-1
     /// elements make 3). Not for `add`, `sub`, `neg` or an output, which take magnitude ≤ 1.

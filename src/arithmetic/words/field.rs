@@ -265,6 +265,13 @@ impl FieldElement4x64 {
         self.reduce() == other.reduce()
     }
 
+    /// `self − a − b` mod p (the 10×26 kernel type does it with one carry pass instead of
+    /// two; here it is two subtractions).
+    #[inline(always)]
+    pub fn sub_sum(&self, a: &Self, b: &Self) -> Self {
+        self.sub(a).sub(b)
+    }
+
     /// `self + rhs` mod p. A carry out of 2^256 is worth R; adding it can carry out once
     /// more only if the wrapped sum was `≥ 2^256 − R`, and then the result is `< R`, so a
     /// second R fits.
