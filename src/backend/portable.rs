@@ -348,8 +348,8 @@ struct PairIn {
     y1: F,
     /// y₂ − y₁.
     dy: F,
-    /// x₂ (x₃ = λ² − x₁ − x₂).
-    x2: F,
+    /// x₁ + x₂ ([`F::add_for_sub`]: in the 10×26 build without its carry pass).
+    sx: F,
 }
 
 /// See [`crate::backend::add_affine_pairs_vartime`]; lengths already checked. Inlined into
@@ -472,12 +472,12 @@ const PREFETCH_AHEAD: usize = 8;
 /// the index of a later pair to fetch (possibly past the end: then it does nothing).
 ///
 /// Computed in [`crate::arithmetic::words::FieldElement4x64`]: λ = Δy/Δx with one inversion
-/// for all pairs (Montgomery's trick), x₃ = λ² − x₁ − x₂, y₃ = λ·(x₁ − x₃) − y₁. Two
+/// for all pairs (Montgomery's trick), x₃ = λ² − (x₁ + x₂), y₃ = λ·(x₁ − x₃) − y₁. Two
 /// passes:
 ///
 /// 1. Forward: each pair's coordinates are read once (`get`); Δx is multiplied into the
 ///    running product, whose value after each pair is kept (`prefix`) with Δx, x₁, y₁, Δy
-///    and x₂. Only when the whole product is 0 (some Δx ≡ 0: the same x twice) are the Δx
+///    and x₁ + x₂. Only when the whole product is 0 (some Δx ≡ 0: the same x twice) are the Δx
 ///    tested one by one: those that are 0 mod p are rewritten as the word pattern 0 and left
 ///    out, and the prefix products are recomputed without them.
 /// 2. Backward, after the one inversion of the whole product ([`F::invert_vartime`],
@@ -507,7 +507,7 @@ fn pair_step(x1: F, y1: F, x2: F, y2: F) -> (PairIn, F) {
         x1,
         y1,
         dy: y2.sub_for_mul(&y1),
-        x2,
+        sx: x1.add_for_sub(&x2),
     };
     (step, x2.sub_for_mul(&x1))
 }
@@ -522,14 +522,14 @@ fn double_step(x: F, y: F) -> (PairIn, F) {
         x1: x,
         y1: y,
         dy: x2.add_for_mul(&x2).add_for_mul(&x2),
-        x2: x,
+        sx: x.add_for_sub(&x),
     };
     (step, y.add_for_mul(&y))
 }
 
 /// [`add_pairs`], and with `DOUBLE` the same for doublings: `get(i)` returns `[x, y, _, _]` and
 /// `put(i, x₃, y₃)` receives `2·(x, y)` ([`double_step`]; the steps share the inversion and
-/// the formula's tail, λ = num/den, x₃ = λ² − x₁ − x₂, y₃ = λ·(x₁ − x₃) − y₁). The step's inputs
+/// the formula's tail, λ = num/den, x₃ = λ² − sx, y₃ = λ·(x₁ − x₃) − y₁). The step's inputs
 /// are formed here by `#[inline(always)]` functions rather than by a closure around `get`:
 /// such closures stayed out of line, outside the BMI2/ADX build (4.7 % of a 16-signature
 /// batch in `perf`, the doubling's squaring without `mulx`).
@@ -599,7 +599,7 @@ fn add_steps<const DOUBLE: bool>(
             t
         };
         let l = pair.dy.mul(&this_inv);
-        let x3 = l.square().sub_sum(&pair.x1, &pair.x2);
+        let x3 = l.square().sub_of_sum(&pair.sx);
         let y3 = l.mul(&pair.x1.sub_for_mul(&x3)).sub(&pair.y1);
         put(i, x3, y3);
     }

@@ -75,16 +75,19 @@ impl Field32 {
         Self(self.sub_for_mul(rhs).0.normalize_weak())
     }
 
-    /// `self − a − b` with one carry pass (`sub` twice would spend two, `add` then `sub` as
-    /// well): the magnitude before it is 1 + 4 + 4.
+    /// `self + rhs` with no carry pass (magnitude 2 for magnitude-1 inputs), for
+    /// [`Field32::sub_of_sum`] only.
     #[inline(always)]
-    pub fn sub_sum(&self, a: &Self, b: &Self) -> Self {
-        Self(
-            self.0
-                .add(&a.0.negate(1))
-                .add(&b.0.negate(1))
-                .normalize_weak(),
-        )
+    pub fn add_for_sub(&self, rhs: &Self) -> Self {
+        Self(self.0.add(&rhs.0))
+    }
+
+    /// `self − s` for a sum `s` from [`Field32::add_for_sub`], with one carry pass (the
+    /// magnitude before it is 1 + 6): x₃ = λ² − (x₁ + x₂) spends one carry pass instead of
+    /// the sum's and the difference's two.
+    #[inline(always)]
+    pub fn sub_of_sum(&self, s: &Self) -> Self {
+        Self(self.0.add(&s.0.negate(2)).normalize_weak())
     }
 
     /// `self + rhs` as the input of a multiplication only (or of [`Field32::is_zero`]): no
