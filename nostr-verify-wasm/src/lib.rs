@@ -87,9 +87,13 @@ pub fn verify_signatures_with(
     Ok(ok.into_iter().map(u8::from).collect())
 }
 
-/// The length of the fixed part of a packed event record: id (64 hex digits), pubkey (64)
-/// and sig (128), before the serialization.
-pub const RECORD_HEX: usize = 256;
+/// The length of the fixed part of a packed event record: id (64 hex digits) and sig (128),
+/// before the serialization (which holds the pubkey).
+pub const RECORD_HEX: usize = 192;
+
+/// How every serialization starts (`JSON.stringify([0, pubkey, …])`): its pubkey's digits
+/// follow.
+const SERIALIZATION_HEAD: &[u8] = b"[0,\"";
 
 /// One event checked for its id, waiting for its signature check.
 struct Pending {
@@ -141,12 +145,16 @@ fn hex_into(digits: &[u8], out: &mut [u8], upper: bool) -> Option<()> {
 /// Decodes one packed record's hex fields: `None` unless it is long enough and its fields are
 /// hex. The id and the key must be lowercase hex (nostr-tools compares the id as a string
 /// with the lowercase hex of the hash, and requires a lowercase key); the signature may be of
-/// either case (nostr-tools decodes it with `hexToBytes`). The id is checked against the
-/// hash of the serialization (`rec[RECORD_HEX..]`) afterwards, all records' hashes at once.
+/// either case (nostr-tools decodes it with `hexToBytes`). The key is read from the
+/// serialization (`rec[RECORD_HEX..]`), right after its `[0,"`: `JSON.stringify` writes a key
+/// of 64 lowercase hex digits as they are, and anything else (an escaped or non-ASCII
+/// character) puts a byte that is no digit among those 64. The id is checked against the
+/// hash of the serialization afterwards, all records' hashes at once.
 fn parse_record(index: usize, rec: &[u8]) -> Option<Pending> {
-    if rec.len() < RECORD_HEX {
-        return None;
-    }
+    let json = rec.get(RECORD_HEX..)?;
+    let key = json
+        .strip_prefix(SERIALIZATION_HEAD)
+        .and_then(|rest| rest.get(..64))?;
     let mut p = Pending {
         index,
         pubkey: [0; 32],
@@ -154,18 +162,19 @@ fn parse_record(index: usize, rec: &[u8]) -> Option<Pending> {
         sig: [0; 64],
     };
     hex_into(&rec[..64], &mut p.id, false)?;
-    hex_into(&rec[64..128], &mut p.pubkey, false)?;
-    hex_into(&rec[128..RECORD_HEX], &mut p.sig, true)?;
+    hex_into(key, &mut p.pubkey, false)?;
+    hex_into(&rec[64..RECORD_HEX], &mut p.sig, true)?;
     Some(p)
 }
 
 /// `verifyEvents` in plain Rust, on events packed as the JavaScript side packs them.
 ///
-/// Event `i` is the record `bytes[ends[i-1]..ends[i]]` (from 0 for the first): its id, its
-/// pubkey and its sig (strings of 64, 64 and 128 UTF-16 units, so 256 bytes of hex digits when
-/// well formed: the packer checks only their lengths; a non-ASCII character puts a byte that
-/// is no digit among the first 256, its UTF-8 in node, 0xff in browsers), then the UTF-8 of
-/// `JSON.stringify([0, pubkey, created_at, kind, tags, content])`. An empty or otherwise
+/// Event `i` is the record `bytes[ends[i-1]..ends[i]]` (from 0 for the first): its id and its
+/// sig (strings of 64 and 128 UTF-16 units, so 192 bytes of hex digits when well formed: the
+/// packer checks only their lengths; a non-ASCII character puts a byte that is no digit among
+/// the first 192, its UTF-8 in node, 0xff in browsers), then the UTF-8 of
+/// `JSON.stringify([0, pubkey, created_at, kind, tags, content])`, from which the pubkey is
+/// read (bytes 4..68 of it). An empty or otherwise
 /// unusable record (the JavaScript side leaves malformed events empty) gets 0; so does a
 /// record whose id is not the SHA-256 of its serialization. The others get libsecp256k1's
 /// verdict on (pubkey, id, sig), through one [`BatchVerifier::verify_batch`] call.
@@ -264,7 +273,7 @@ function validEvent(event) {
   return true;
 }
 
-// The fields of one event's record, [id, pubkey, sig, serialization], or null when
+// The fields of one event's record, [id, sig, serialization], or null when
 // nostr-tools' verifyEvent would return false before checking the signature: a malformed
 // event (getEventHash throws), an id that cannot equal the lowercase hex of a hash, a sig
 // that hexToBytes cannot decode to 64 bytes. Of the id and the sig only the type and the
@@ -277,7 +286,7 @@ function record(event) {
   if (typeof id !== "string" || id.length !== 64) return null;
   if (typeof sig !== "string" || sig.length !== 128) return null;
   const json = JSON.stringify([0, event.pubkey, event.created_at, event.kind, event.tags, event.content]);
-  return [id, event.pubkey, sig, json];
+  return [id, sig, json];
 }
 
 // The hex fields into `bytes` at `pos`, one byte a UTF-16 unit: ASCII as is, anything else as
@@ -334,12 +343,12 @@ const inNode = typeof process === "object" && process !== null &&
   typeof process.versions.node === "string";
 const writer = inNode
   ? {
-      room: (f) => (f[0].length + f[1].length + f[2].length + f[3].length) * 3,
-      write: (f, bytes, pos) => pos + encoder.encodeInto(f[0] + f[1] + f[2] + f[3], bytes.subarray(pos)).written,
+      room: (f) => (f[0].length + f[1].length + f[2].length) * 3,
+      write: (f, bytes, pos) => pos + encoder.encodeInto(f[0] + f[1] + f[2], bytes.subarray(pos)).written,
     }
   : {
-      room: (f) => 256 + f[3].length * 3,
-      write: (f, bytes, pos) => utf8Into(f[3], bytes, asciiInto(f[2], bytes, asciiInto(f[1], bytes, asciiInto(f[0], bytes, pos)))),
+      room: (f) => 192 + f[2].length * 3,
+      write: (f, bytes, pos) => utf8Into(f[2], bytes, asciiInto(f[1], bytes, asciiInto(f[0], bytes, pos))),
     };
 
 export function pack_events(events, what) {

@@ -94,14 +94,27 @@ fn signatures_length_mismatches_are_errors() {
     }
 }
 
-/// A record as the JavaScript packer writes it, for a serialization given as a string.
-fn record(id: &str, pk: &str, sig: &str, json: &str) -> Vec<u8> {
-    [id, pk, sig, json].concat().into_bytes()
+/// A record as the JavaScript packer writes it, for a serialization given as a string (the
+/// pubkey is read from it).
+fn record(id: &str, sig: &str, json: &str) -> Vec<u8> {
+    [id, sig, json].concat().into_bytes()
 }
 
 /// A signed event's (id hex, pubkey hex, sig hex, serialization).
 fn event(r: &mut impl RngCore, kp: &Keypair, content: &str) -> (String, String, String, String) {
     let pk = hex::encode(kp.x_only_public_key().0.serialize());
+    event_as(r, kp, content, &pk)
+}
+
+/// [`event`] with `pk` written into the serialization as the pubkey, signed by `kp` all the
+/// same (an id that matches its serialization, a signature valid for `kp`'s key).
+fn event_as(
+    r: &mut impl RngCore,
+    kp: &Keypair,
+    content: &str,
+    pk: &str,
+) -> (String, String, String, String) {
+    let pk = pk.to_string();
     let created = 1_700_000_000 + (r.next_u32() % 1_000_000);
     let json = format!("[0,\"{pk}\",{created},1,[[\"p\",\"{pk}\"],[\"t\",\"x\"]],\"{content}\"]");
     let id: [u8; 32] = Sha256::digest(json.as_bytes()).into();
@@ -127,27 +140,44 @@ fn packed_events_ids_and_signatures() {
     let mut v = Verifier::new();
     let mut records = Vec::new();
     let mut want = Vec::new();
-    for i in 0..40 {
-        let (id, pk, sig, json) = event(&mut r, &kps[i % 3], &format!("note {i} \\u00e9 ok"));
-        let (rec, w) = match i % 10 {
+    for i in 0..52 {
+        let kp = &kps[i % 3];
+        let content = format!("note {i} \\u00e9 ok");
+        let (id, pk, sig, json) = event(&mut r, kp, &content);
+        let (rec, w) = match i % 13 {
             // Untouched.
-            0..=2 => (record(&id, &pk, &sig, &json), 1),
+            0..=2 => (record(&id, &sig, &json), 1),
             // The signature in uppercase hex is still decoded (nostr-tools' hexToBytes).
-            3 => (record(&id, &pk, &sig.to_uppercase(), &json), 1),
+            3 => (record(&id, &sig.to_uppercase(), &json), 1),
             // An uppercase id is not the lowercase hex of the hash.
-            4 => (record(&id.to_uppercase(), &pk, &sig, &json), 0),
+            4 => (record(&id.to_uppercase(), &sig, &json), 0),
             // Content changed after signing: the id no longer matches.
-            5 => (record(&id, &pk, &sig, &json.replace("note", "nope")), 0),
+            5 => (record(&id, &sig, &json.replace("note", "nope")), 0),
             // A valid id under a signature of another message.
             6 => {
                 let mut b = hex::decode(&sig).expect("hex");
                 b[40] ^= 1;
-                (record(&id, &pk, &hex::encode(b), &json), 0)
+                (record(&id, &hex::encode(b), &json), 0)
             }
             // Non-hex digits where the packer never puts them.
-            7 => (record(&id, &pk, &sig.replacen('0', "g", 1), &json), 0),
+            7 => (record(&id, &sig.replacen('0', "g", 1), &json), 0),
             // Left empty by the packer (a malformed event).
             8 => (Vec::new(), 0),
+            // The key in uppercase in the serialization, the id its hash and the signature
+            // valid for the key: nostr-tools requires a lowercase key.
+            9 => {
+                let (id, _, sig, json) = event_as(&mut r, kp, &content, &pk.to_uppercase());
+                (record(&id, &sig, &json), 0)
+            }
+            // A key with an escaped character in its place (64 units, JSON's `\n` among
+            // the digits), the rest as before.
+            10 => {
+                let bad = format!("{}\\n", &pk[..62]);
+                let (id, _, sig, json) = event_as(&mut r, kp, &content, &bad);
+                (record(&id, &sig, &json), 0)
+            }
+            // A serialization that is not the packer's (no `[0,"` before the key).
+            11 => (record(&id, &sig, &json.replacen("[0,", "[1,", 1)), 0),
             // Too short to hold the hex fields.
             _ => (id.clone().into_bytes(), 0),
         };
@@ -167,8 +197,8 @@ fn packed_events_ids_and_signatures() {
 fn packed_events_bad_ends_give_zero_not_a_panic() {
     let mut r = sigs::rng(13);
     let kp = Keypair::new(&Secp256k1::new(), &mut r);
-    let (id, pk, sig, json) = event(&mut r, &kp, "x");
-    let rec = record(&id, &pk, &sig, &json);
+    let (id, _, sig, json) = event(&mut r, &kp, "x");
+    let rec = record(&id, &sig, &json);
     let n = rec.len() as u32;
     let mut v = Verifier::new();
     assert_eq!(verify_packed_events(&mut v, &rec, &[n]), [1]);
