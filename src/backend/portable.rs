@@ -348,7 +348,8 @@ struct PairIn {
     y1: F,
     /// y₂ − y₁.
     dy: F,
-    /// x₁ + x₂ ([`F::add_for_sub`]: in the 10×26 build without its carry pass).
+    /// x₁ + x₂ ([`F::add_for_mul`]: in the 10×26 build without its carry pass, for
+    /// [`F::sub_of_sum`]).
     sx: F,
 }
 
@@ -507,7 +508,7 @@ fn pair_step(x1: F, y1: F, x2: F, y2: F) -> (PairIn, F) {
         x1,
         y1,
         dy: y2.sub_for_mul(&y1),
-        sx: x1.add_for_sub(&x2),
+        sx: x1.add_for_mul(&x2),
     };
     (step, x2.sub_for_mul(&x1))
 }
@@ -522,7 +523,7 @@ fn double_step(x: F, y: F) -> (PairIn, F) {
         x1: x,
         y1: y,
         dy: x2.add_for_mul(&x2).add_for_mul(&x2),
-        sx: x.add_for_sub(&x),
+        sx: x.add_for_mul(&x),
     };
     (step, y.add_for_mul(&y))
 }

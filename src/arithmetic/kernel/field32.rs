@@ -7,10 +7,11 @@
 //! 1, and `add`, `sub` and `neg` weakly normalize their result (one carry pass), which keeps
 //! every input of the next multiplication within its bound of 8 without the kernels tracking
 //! magnitudes. The one exception is named for it: `add_for_mul` and `sub_for_mul` skip the
-//! carry pass (magnitude up to 3) for a value that only a multiplication or a zero test
-//! reads (the pair additions' Δx, Δy, 2y, 3x² and x₁ − x₃; 1–2 % of a batch in node), and the
-//! debug build's magnitude checker fails any other use. `from_fe_normalized` wraps an
-//! [`crate::arithmetic::group::AffinePoint`]'s normalized coordinate without a carry pass.
+//! carry pass (magnitude up to 3) for a value that only a multiplication, a zero test or
+//! `sub_of_sum` reads (the pair additions' Δx, Δy, 2y, 3x², x₁ − x₃ and x₁ + x₂; 1–2 % of a
+//! batch in node), and the debug build's magnitude checker fails any other use.
+//! `from_fe_normalized` wraps an [`crate::arithmetic::group::AffinePoint`]'s normalized
+//! coordinate without a carry pass.
 
 use super::chain29::{Chain29, Lanes29};
 use crate::arithmetic::field::{sqrt_chain, FieldElement, LIMB_COUNT};
@@ -75,24 +76,18 @@ impl Field32 {
         Self(self.sub_for_mul(rhs).0.normalize_weak())
     }
 
-    /// `self + rhs` with no carry pass (magnitude 2 for magnitude-1 inputs), for
-    /// [`Field32::sub_of_sum`] only.
-    #[inline(always)]
-    pub fn add_for_sub(&self, rhs: &Self) -> Self {
-        Self(self.0.add(&rhs.0))
-    }
-
-    /// `self − s` for a sum `s` from [`Field32::add_for_sub`], with one carry pass (the
-    /// magnitude before it is 1 + 6): x₃ = λ² − (x₁ + x₂) spends one carry pass instead of
-    /// the sum's and the difference's two.
+    /// `self − s` for a sum `s` of two magnitude-1 elements from [`Field32::add_for_mul`]
+    /// (magnitude 2), with one carry pass (the magnitude before it is 1 + 6): x₃ = λ² − (x₁ +
+    /// x₂) spends one carry pass instead of the sum's and the difference's two.
     #[inline(always)]
     pub fn sub_of_sum(&self, s: &Self) -> Self {
         Self(self.0.add(&s.0.negate(2)).normalize_weak())
     }
 
-    /// `self + rhs` as the input of a multiplication only (or of [`Field32::is_zero`]): no
-    /// carry pass, so the magnitudes add (`mul` takes up to 8; two such sums of magnitude-1
-    /// elements make 3). Not for `add`, `sub`, `neg` or an output, which take magnitude ≤ 1.
+    /// `self + rhs` as the input of a multiplication only (or of [`Field32::is_zero`], or, of
+    /// two magnitude-1 elements, of [`Field32::sub_of_sum`]): no carry pass, so the magnitudes
+    /// add (`mul` takes up to 8; two such sums of magnitude-1 elements make 3). Not for `add`,
+    /// `sub`, `neg` or an output, which take magnitude ≤ 1.
     #[inline(always)]
     pub fn add_for_mul(&self, rhs: &Self) -> Self {
         Self(self.0.add(&rhs.0))

@@ -188,7 +188,8 @@ impl FieldElement4x64 {
     }
 
     /// [`Self::add`]; the 10×26 kernel type leaves such a sum, used only as a
-    /// multiplication's input, without its carry pass (`kernel::field32`).
+    /// multiplication's input or by [`Self::sub_of_sum`], without its carry pass
+    /// (`kernel::field32`).
     #[inline(always)]
     pub fn add_for_mul(&self, rhs: &Self) -> Self {
         self.add(rhs)
@@ -265,14 +266,7 @@ impl FieldElement4x64 {
         self.reduce() == other.reduce()
     }
 
-    /// [`Self::add`]; the 10×26 kernel type leaves such a sum, used only by
-    /// [`Self::sub_of_sum`], without its carry pass (`kernel::field32`).
-    #[inline(always)]
-    pub fn add_for_sub(&self, rhs: &Self) -> Self {
-        self.add(rhs)
-    }
-
-    /// [`Self::sub`] of a sum from [`Self::add_for_sub`]. (Two subtractions, x₃ = λ² − x₁ − x₂
+    /// [`Self::sub`] of a sum from [`Self::add_for_mul`]. (Two subtractions, x₃ = λ² − x₁ − x₂
     /// in the backward pass instead of the sum in the forward one, made a batch of 16
     /// signatures 4 % slower.)
     #[inline(always)]
