@@ -174,10 +174,10 @@ fn parse_record(index: usize, rec: &[u8]) -> Option<Pending> {
 /// packer checks only their lengths; a non-ASCII character puts a byte that is no digit among
 /// the first 192, its UTF-8 in node, 0xff in browsers), then the UTF-8 of
 /// `JSON.stringify([0, pubkey, created_at, kind, tags, content])`, from which the pubkey is
-/// read (bytes 4..68 of it). An empty or otherwise
-/// unusable record (the JavaScript side leaves malformed events empty) gets 0; so does a
-/// record whose id is not the SHA-256 of its serialization. The others get libsecp256k1's
-/// verdict on (pubkey, id, sig), through one [`BatchVerifier::verify_batch`] call.
+/// read (bytes 4..68 of it). An empty or otherwise unusable record (the JavaScript side leaves
+/// malformed events empty) gets 0; so does a record whose id is not the SHA-256 of its
+/// serialization. The others get libsecp256k1's verdict on (pubkey, id, sig), through one
+/// [`BatchVerifier::verify_batch`] call.
 ///
 /// # Examples
 /// ```
@@ -347,7 +347,7 @@ const writer = inNode
       write: (f, bytes, pos) => pos + encoder.encodeInto(f[0] + f[1] + f[2], bytes.subarray(pos)).written,
     }
   : {
-      room: (f) => 192 + f[2].length * 3,
+      room: (f) => f[0].length + f[1].length + f[2].length * 3,
       write: (f, bytes, pos) => utf8Into(f[2], bytes, asciiInto(f[1], bytes, asciiInto(f[0], bytes, pos))),
     };
 
