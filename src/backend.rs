@@ -371,44 +371,53 @@ impl Backend {
         }
     }
 
-    /// Strauss's method after the recoding: `Σ dᵢ·Pᵢ` where `naf[i]` holds point i's
-    /// width-w NAF digits (least significant first, `bits` of them used, odd digits
-    /// `|d| < 2·tlen`, `tlen = 2^(w−2)`). Builds every point's table of odd multiples `P, 3P,
-    /// …, (2·tlen − 1)·P` (batch-affine, one inversion a round), sums each digit column's
-    /// table entries with batch-affine additions (all columns pooled, one inversion a round)
-    /// and runs the shared doubling chain over the column sums, all in the kernels' representation
+    /// Strauss's method after the recoding: `Σ d·2^bit·P_point` over `digits`, the non-zero
+    /// width-w NAF digits of every point's scalar (odd, `|d| < 2·tlen`, `tlen = 2^(w−2)`,
+    /// columns below `bits`; any order, though digits of one column are summed in the order
+    /// given). Builds every point's table of odd multiples `P, 3P, …, (2·tlen − 1)·P`
+    /// (batch-affine, one inversion a round), sorts the digits' table entries into their
+    /// columns (counting sort: the zeros are never read), sums each column with batch-affine
+    /// additions (all columns pooled, one inversion a round) and runs the shared doubling
+    /// chain over the column sums, all in the kernels' representation
     /// ([`crate::arithmetic::kernel`]); on x86-64 with BMI2 and ADX in the portable arm's
     /// second build (the IFMA arm too: its Pippenger takes over from 9 points).
     ///
     /// # Panics
-    /// If `naf` and `points` differ in length, `tlen` is 0, or a digit is out of range.
-    /// Points must not be the identity.
+    /// If `tlen` is 0, `bits` is above 256, or a digit is out of range (its point, its
+    /// column, or its size). Points must not be the identity.
     ///
     /// # Variable time
     /// Branches on the inputs; public data only.
-    pub fn straus_vartime<const D: usize>(
+    pub fn straus_vartime(
         self,
         points: &[AffinePoint],
-        naf: &[[i8; D]],
+        digits: &[StrausDigit],
         bits: usize,
         tlen: usize,
         scratch: &mut StrausScratch,
     ) -> JacobianPoint {
-        assert_eq!(
-            points.len(),
-            naf.len(),
-            "straus_vartime: one digit row per point"
-        );
         assert!(
-            tlen >= 1 && bits <= D,
+            tlen >= 1 && bits <= 256,
             "straus_vartime: tlen {tlen}, bits {bits}"
         );
+        // Every digit names a point, a column below `bits` and an odd multiple in the point's
+        // table (a larger one would read the next point's table).
+        for d in digits {
+            assert!(
+                (d.point as usize) < points.len()
+                    && (d.bit as usize) < bits
+                    && d.digit % 2 != 0
+                    && (d.digit.unsigned_abs() as usize) < 2 * tlen,
+                "straus_vartime: digit {d:?} out of range (points {}, bits {bits}, tlen {tlen})",
+                points.len()
+            );
+        }
         match self.arm() {
             #[cfg(nostr_verify_ifma)]
-            Arm::Ifma(_) => Backend::Portable.straus_vartime(points, naf, bits, tlen, scratch),
+            Arm::Ifma(_) => Backend::Portable.straus_vartime(points, digits, bits, tlen, scratch),
             #[cfg(target_arch = "x86_64")]
-            Arm::Bmi2(cpu) => bmi2::straus_vartime(cpu, points, naf, bits, tlen, &mut scratch.0),
-            Arm::Baseline => portable::straus_vartime(points, naf, bits, tlen, &mut scratch.0),
+            Arm::Bmi2(cpu) => bmi2::straus_vartime(cpu, points, digits, bits, tlen, &mut scratch.0),
+            Arm::Baseline => portable::straus_vartime(points, digits, bits, tlen, &mut scratch.0),
         }
     }
 
@@ -494,6 +503,18 @@ pub struct PairScratch {
 /// Working memory for [`Backend::straus_vartime`], reused across calls.
 #[derive(Debug, Default)]
 pub struct StrausScratch(portable::StrausBuf);
+
+/// One non-zero digit of [`Backend::straus_vartime`]'s input: `digit · 2^bit` times the point
+/// at index `point`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StrausDigit {
+    /// The point's index.
+    pub point: u32,
+    /// The digit's position (its column), below the call's `bits`.
+    pub bit: u8,
+    /// The digit: odd, with `|digit| < 2·tlen`.
+    pub digit: i8,
+}
 
 /// The portable table builder of [`Backend::straus_vartime`] (baseline build), for the test
 /// that compares it with the 5×52 reference (`msm::table`).

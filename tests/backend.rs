@@ -585,6 +585,74 @@ fn libsecp_sum(points: &[AffinePoint], ks: &[u128]) -> Option<[u8; 33]> {
     PublicKey::combine_keys(&refs).ok().map(|s| s.serialize())
 }
 
+/// A digit too large for the table (it would read the next point's), an even digit, a column
+/// at or above `bits`, or a point index past the end: each panics on every arm, before any
+/// arithmetic.
+#[test]
+fn straus_kernel_rejects_digits_out_of_range() {
+    use nostr_verify::backend::StrausDigit;
+    let pts = random_points(&mut StdRng::seed_from_u64(0x5742_a056), 2);
+    let bad = [
+        StrausDigit {
+            point: 0,
+            bit: 0,
+            digit: 9,
+        },
+        StrausDigit {
+            point: 0,
+            bit: 0,
+            digit: -9,
+        },
+        StrausDigit {
+            point: 0,
+            bit: 0,
+            digit: 2,
+        },
+        StrausDigit {
+            point: 0,
+            bit: 5,
+            digit: 1,
+        },
+        StrausDigit {
+            point: 2,
+            bit: 0,
+            digit: 1,
+        },
+    ];
+    for arm in arms() {
+        for d in bad {
+            let r = std::panic::catch_unwind(|| {
+                let mut s = backend::StrausScratch::default();
+                arm.straus_vartime(&pts, &[d], 5, 4, &mut s)
+            });
+            assert!(r.is_err(), "{arm:?}: {d:?} accepted");
+        }
+        // The largest digits allowed pass.
+        let mut s = backend::StrausScratch::default();
+        let ok = [
+            StrausDigit {
+                point: 1,
+                bit: 4,
+                digit: 7,
+            },
+            StrausDigit {
+                point: 0,
+                bit: 0,
+                digit: -7,
+            },
+        ];
+        let got = arm
+            .straus_vartime(&pts, &ok, 5, 4, &mut s)
+            .to_affine_vartime();
+        assert_eq!(
+            (!got.is_infinity()).then(|| got.to_compressed()),
+            // −7·P₀ + 7·2⁴·P₁ (libsecp256k1's scalars are non-negative: −P₀ instead).
+            libsecp_sum(&[neg(&pts[0]), pts[1]], &[7, 112]),
+            "{arm:?}"
+        );
+    }
+}
+
 /// Strauss's kernel (batch-affine tables and column sums, the doubling chain in the kernels'
 /// words) on every arm, against libsecp256k1: every window width the MSM could ask for, point
 /// counts around the portable Strauss bounds, repeated points, a point
@@ -592,7 +660,8 @@ fn libsecp_sum(points: &[AffinePoint], ks: &[u128]) -> Option<[u8; 33]> {
 /// in a later round of the column sums, and small and zero-free scalars.
 #[test]
 fn straus_kernel_all_arms_match_libsecp256k1() {
-    use nostr_verify::msm::recode::{wnaf_u128, WNAF_U128_DIGITS};
+    use nostr_verify::backend::StrausDigit;
+    use nostr_verify::msm::recode::wnaf_u128_digits;
     let mut rng = StdRng::seed_from_u64(0x5742_a055);
     let mut cases: Vec<(Vec<AffinePoint>, Vec<u128>)> = Vec::new();
     for n in [1usize, 2, 7, 24, 55, 56, 57, 64, 65] {
@@ -617,19 +686,28 @@ fn straus_kernel_all_arms_match_libsecp256k1() {
     for (pts, ks) in &cases {
         let want = libsecp_sum(pts, ks);
         for w in 2..=7usize {
-            let mut naf = vec![[0i8; WNAF_U128_DIGITS]; pts.len()];
-            let bits = ks
-                .iter()
-                .zip(naf.iter_mut())
-                .map(|(&k, d)| wnaf_u128(k, w, d))
-                .max()
-                .unwrap_or(0);
+            let mut digits = Vec::new();
+            let mut bits = 0;
+            for (point, &k) in ks.iter().enumerate() {
+                bits = bits.max(wnaf_u128_digits(k, w, |bit, digit| {
+                    digits.push(StrausDigit {
+                        point: point as u32,
+                        bit: bit as u8,
+                        digit,
+                    })
+                }));
+            }
+            // The digits in another order (column by column, the points of a column
+            // reversed): the kernel sorts them by column and the sum does not change.
+            let mut shuffled = digits.clone();
+            shuffled.sort_by_key(|d| (d.bit, core::cmp::Reverse(d.point)));
             for arm in arms() {
                 let mut s = backend::StrausScratch::default();
-                // Twice with one scratch: the buffers are reused, not appended to.
-                for _ in 0..2 {
+                // Twice with one scratch (the buffers are reused, not appended to), the
+                // second time with the digits reordered.
+                for d in [&digits, &shuffled] {
                     let got = arm
-                        .straus_vartime(pts, &naf, bits, 1 << (w - 2), &mut s)
+                        .straus_vartime(pts, d, bits, 1 << (w - 2), &mut s)
                         .to_affine_vartime();
                     let got = (!got.is_infinity()).then(|| got.to_compressed());
                     assert_eq!(got, want, "{arm:?} n {} w {w}", pts.len());

@@ -23,6 +23,7 @@
 #![allow(unsafe_code)]
 
 use super::portable::{self, PairBuf};
+use super::StrausDigit;
 use crate::arithmetic::field::FieldElement;
 use crate::arithmetic::group::{AffinePoint, JacobianPoint};
 #[cfg(not(nostr_verify_field32))]
@@ -81,14 +82,14 @@ fn add_gather_words(
 }
 
 #[target_feature(enable = "bmi2,adx")]
-fn straus<const D: usize>(
+fn straus(
     points: &[AffinePoint],
-    naf: &[[i8; D]],
+    digits: &[StrausDigit],
     bits: usize,
     tlen: usize,
     s: &mut portable::StrausBuf,
 ) -> JacobianPoint {
-    portable::straus_vartime(points, naf, bits, tlen, s)
+    portable::straus_vartime(points, digits, bits, tlen, s)
 }
 
 /// Asks the CPU to start loading `p`'s cache lines (a hint: no effect on any value).
@@ -168,15 +169,15 @@ pub(crate) fn add_word_pairs_gather_vartime(
 
 /// [`crate::backend::Backend::straus_vartime`] on the portable arm's BMI2/ADX build (same
 /// contract; lengths already checked, each digit when it is read).
-pub(crate) fn straus_vartime<const D: usize>(
+pub(crate) fn straus_vartime(
     _cpu: Detected,
     points: &[AffinePoint],
-    naf: &[[i8; D]],
+    digits: &[StrausDigit],
     bits: usize,
     tlen: usize,
     s: &mut portable::StrausBuf,
 ) -> JacobianPoint {
     // SAFETY: a `Detected` value exists only if bmi2 and adx were detected on this CPU (see
     // `Detected::detect`), which are exactly the features `straus` enables.
-    unsafe { straus(points, naf, bits, tlen, s) }
+    unsafe { straus(points, digits, bits, tlen, s) }
 }

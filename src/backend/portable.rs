@@ -13,6 +13,7 @@ use crate::arithmetic::group::JacobianPoint;
 use crate::arithmetic::kernel::{KernelField as F, KernelJacobian as J};
 #[cfg(not(nostr_verify_field32))]
 use crate::arithmetic::words::WordPoint;
+use crate::backend::StrausDigit;
 
 /// See [`crate::backend::lift_x_many_vartime`]; lengths already checked. Baseline build.
 pub(crate) fn lift_x_many_vartime(xs: &[FieldElement], ys: &mut [FieldElement], ok: &mut [bool]) {
@@ -107,9 +108,9 @@ fn lift_group<const N: usize>(x: &[FieldElement], y: &mut [FieldElement], ok: &m
 /// A pair with equal x (a point and itself or its negation: repeated points with equal
 /// digits) is not summed in a round: both items go to the chain, whose additions handle it.
 #[inline(always)]
-pub(crate) fn straus_vartime<const D: usize>(
+pub(crate) fn straus_vartime(
     points: &[AffinePoint],
-    naf: &[[i8; D]],
+    digits: &[StrausDigit],
     bits: usize,
     tlen: usize,
     s: &mut StrausBuf,
@@ -129,23 +130,31 @@ pub(crate) fn straus_vartime<const D: usize>(
         pairs,
         extra,
     } = s;
-    // Every column's items, the columns in bit order.
-    items.clear();
+    // Every column's items, the columns in bit order: a counting sort of the digits by
+    // column (stable, so a column keeps the digits' order). Scanning every point's dense
+    // digit row column by column instead read about five zeros for each non-zero digit, with
+    // a branch on each (6.8 µs of the 84 µs call at 20 points: `docs/experiments.md`).
     starts.clear();
-    for i in 0..bits {
-        starts.push(items.len() as u32);
-        for (j, naf) in naf.iter().enumerate() {
-            let d = naf[i];
-            if d > 0 {
-                let [x, y, _] = &table[j * tlen + (d as usize >> 1)];
-                items.push([*x, *y]);
-            } else if d < 0 {
-                let [x, _, neg_y] = &table[j * tlen + ((-d) as usize >> 1)];
-                items.push([*x, *neg_y]);
-            }
-        }
+    starts.resize(bits + 1, 0);
+    for d in digits {
+        starts[d.bit as usize + 1] += 1;
     }
-    starts.push(items.len() as u32);
+    for c in 0..bits {
+        starts[c + 1] += starts[c];
+    }
+    // Each column's next free slot.
+    next_starts.clear();
+    next_starts.extend_from_slice(&starts[..bits]);
+    items.clear();
+    items.resize(digits.len(), [F::ZERO; 2]);
+    for d in digits {
+        let entry = &table[d.point as usize * tlen + (d.digit.unsigned_abs() as usize >> 1)];
+        // [x, y, −y]: y for a positive digit, −y for a negative one.
+        let y = entry[1 + usize::from(d.digit < 0)];
+        let slot = &mut next_starts[d.bit as usize];
+        items[*slot as usize] = [entry[0], y];
+        *slot += 1;
+    }
     extra.clear();
     loop {
         let n_pairs: usize = starts.windows(2).map(|w| (w[1] - w[0]) as usize / 2).sum();

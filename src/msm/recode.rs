@@ -1,7 +1,8 @@
 //! Digit recodings of scalars for the multi-scalar multiplications.
 //!
-//! - [`wnaf_u128`]: width-w non-adjacent form, for Strauss's interleaved method: few
-//!   non-zero digits (about 1 in w + 1), all odd, so a table of odd multiples suffices.
+//! - [`wnaf_u128`] / [`wnaf_u128_digits`]: width-w non-adjacent form, for Strauss's
+//!   interleaved method: few non-zero digits (about 1 in w + 1), all odd, so a table of odd
+//!   multiples suffices.
 //! - [`signed_digits_u128`] / [`signed_digits`]: fixed-width signed radix-2^c digits, for
 //!   Pippenger's bucket method: one digit per c-bit window, 2^(c−1) buckets per window
 //!   (the sign is applied by negating the point).
@@ -40,13 +41,29 @@ pub const WNAF_U128_DIGITS: usize = 129;
 /// # Variable time
 ///
 /// Branches on the bits of `k`.
+#[cfg(any(test, feature = "internals"))]
 pub fn wnaf_u128(k: u128, w: usize, naf: &mut [i8]) -> usize {
-    assert!((2..=8).contains(&w), "wNAF width {w} outside 2..=8");
     assert!(
         naf.len() >= WNAF_U128_DIGITS,
         "wNAF buffer shorter than 129"
     );
     naf.fill(0);
+    wnaf_u128_digits(k, w, |i, d| naf[i] = d)
+}
+
+/// [`wnaf_u128`]'s non-zero digits, handed to `emit(position, digit)` in ascending position
+/// order instead of written to an array (Strauss's kernel takes them as a list: it never reads
+/// the zeros). Returns the same length.
+///
+/// # Panics
+///
+/// If `w` is not in 2..=8.
+///
+/// # Variable time
+///
+/// Branches on the bits of `k`.
+pub fn wnaf_u128_digits(k: u128, w: usize, mut emit: impl FnMut(usize, i8)) -> usize {
+    assert!((2..=8).contains(&w), "wNAF width {w} outside 2..=8");
     let mask = (1u32 << w) - 1;
     let mut carry = 0u32;
     let mut len = 0;
@@ -71,7 +88,7 @@ pub fn wnaf_u128(k: u128, w: usize, naf: &mut [i8]) -> usize {
         // Odd word in [1, 2^w − 1] (it cannot be 2^w: that needs bit i = carry = 1).
         let word = (rest as u32 & mask) + carry;
         carry = word >> (w - 1);
-        naf[i] = (word as i32 - ((carry << w) as i32)) as i8;
+        emit(i, (word as i32 - ((carry << w) as i32)) as i8);
         len = i + 1;
         i += w;
     }
@@ -264,6 +281,17 @@ mod tests {
         assert_eq!(sum, BigInt::from(k), "wNAF of {k:#x}, w {w}");
         assert_eq!(len, last_nonzero.map_or(0, |j| j + 1), "length of {k:#x}");
         assert!(len <= WNAF_U128_DIGITS);
+        // The list form: exactly the non-zero digits, ascending, and the same length.
+        let mut listed = Vec::new();
+        let len2 = wnaf_u128_digits(k, w, |i, d| listed.push((i, d)));
+        let want: Vec<(usize, i8)> = naf
+            .iter()
+            .enumerate()
+            .filter(|(_, &d)| d != 0)
+            .map(|(i, &d)| (i, d))
+            .collect();
+        assert_eq!(listed, want, "digit list of {k:#x}, w {w}");
+        assert_eq!(len2, len);
     }
 
     #[test]

@@ -20,15 +20,16 @@
 //! # Variable time
 //! Public data only.
 
-use super::recode::{wnaf_u128, WNAF_U128_DIGITS};
+use super::recode::wnaf_u128_digits;
 use crate::arithmetic::group::{AffinePoint, JacobianPoint};
-use crate::backend::{self, StrausScratch};
+use crate::backend::{self, StrausDigit, StrausScratch};
 
 /// Reusable buffers for [`msm_vartime`].
 #[derive(Debug, Default)]
 pub struct Scratch {
     live: Vec<AffinePoint>,
-    naf: Vec<[i8; WNAF_U128_DIGITS]>,
+    /// The non-zero digits of every live point's scalar, point by point.
+    digits: Vec<StrausDigit>,
     /// The backend's tables and buffers.
     kernel: StrausScratch,
 }
@@ -49,15 +50,22 @@ pub fn msm_vartime(
     assert_eq!(points.len(), scalars.len(), "one scalar per point");
     assert!((2..=7).contains(&w), "wNAF width {w}");
     s.live.clear();
-    s.naf.clear();
+    s.digits.clear();
     let mut bits = 0;
     for (p, &k) in points.iter().zip(scalars) {
         if k == 0 || p.is_infinity() {
             continue;
         }
-        let mut naf = [0i8; WNAF_U128_DIGITS];
-        bits = bits.max(wnaf_u128(k, w, &mut naf));
-        s.naf.push(naf);
+        let point = s.live.len() as u32;
+        let digits = &mut s.digits;
+        bits = bits.max(wnaf_u128_digits(k, w, |bit, digit| {
+            digits.push(StrausDigit {
+                point,
+                // At most 128 (`WNAF_U128_DIGITS` positions).
+                bit: bit as u8,
+                digit,
+            })
+        }));
         s.live.push(*p);
     }
     let tlen = 1usize << (w - 2);
@@ -65,7 +73,7 @@ pub fn msm_vartime(
     // (4×64-bit words, whose multiplications are about 1.6× faster than the 5×52-bit limbs'
     // in a baseline build; Strauss in the BMI2/ADX build measured about 2 % faster again;
     // 10×26-bit limbs under cfg(nostr_verify_field32)).
-    backend::selected().straus_vartime(&s.live, &s.naf, bits, tlen, &mut s.kernel)
+    backend::selected().straus_vartime(&s.live, &s.digits, bits, tlen, &mut s.kernel)
 }
 
 #[cfg(test)]
