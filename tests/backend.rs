@@ -657,7 +657,8 @@ fn straus_kernel_rejects_digits_out_of_range() {
 /// words) on every arm, against libsecp256k1: every window width the MSM could ask for, point
 /// counts around the portable Strauss bounds, repeated points, a point
 /// beside its negation (sums that cancel: the identity), pairs with equal x in the first and
-/// in a later round of the column sums, and small and zero-free scalars.
+/// in a later round of the column sums, λ-images beside their source (tables by β), and small
+/// and zero-free scalars.
 #[test]
 fn straus_kernel_all_arms_match_libsecp256k1() {
     use nostr_verify::backend::StrausDigit;
@@ -683,6 +684,20 @@ fn straus_kernel_all_arms_match_libsecp256k1() {
     // second meets their sum twice (a doubling), or beside its negation (the identity).
     cases.push((vec![q[0], q[1], q[0], q[1]], vec![k; 4]));
     cases.push((vec![q[0], q[1], neg(&q[0]), neg(&q[1])], vec![k; 4]));
+    // λ-images beside their source (the kernel takes their tables from the point before by
+    // β): ±λP after P, λ²P after λP (a chain), and a λ-image that does not follow its source.
+    let l1 = q[0].endomorphism();
+    let l2 = l1.endomorphism();
+    let k2: u128 = rng.gen();
+    cases.push((
+        vec![q[0], l1, l2, neg(&l2.endomorphism())],
+        vec![k, k2, 5, k ^ k2],
+    ));
+    cases.push((
+        vec![q[1], q[0], neg(&l1), q[1].endomorphism()],
+        vec![k2, k, 3, k],
+    ));
+    cases.push((vec![l1, q[1], q[0]], vec![k, k2, k]));
     for (pts, ks) in &cases {
         let want = libsecp_sum(pts, ks);
         for w in 2..=7usize {

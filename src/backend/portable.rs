@@ -7,6 +7,7 @@
 //! `mulx` (see [`crate::backend::Backend::Portable`]). The entry points in this file are the
 //! baseline build ([`crate::backend::Backend::PortableBaseline`]).
 
+use crate::arithmetic::constants::BETA;
 use crate::arithmetic::field::FieldElement;
 use crate::arithmetic::group::AffinePoint;
 use crate::arithmetic::group::JacobianPoint;
@@ -275,6 +276,8 @@ pub(crate) fn odd_multiples(
         round,
         pair_buf,
         equal_x,
+        built,
+        derived,
     } = t;
     let start = out.len();
     for p in points {
@@ -288,18 +291,29 @@ pub(crate) fn odd_multiples(
     if len == 1 {
         return;
     }
-    let n = points.len();
+    // A point that is ±λ·(the point before it) (the batch equation puts each key's ±λP
+    // beside ±P) takes that point's table with every x times β: λ·(kP) = k·(λP), and
+    // λ·(x, y) = (β·x, y). One multiplication an entry instead of a batch-affine step.
+    built.clear();
+    derived.clear();
+    for (j, q) in points.iter().enumerate() {
+        match j.checked_sub(1).and_then(|i| lambda_image(&points[i], q)) {
+            Some(neg) => derived.push((j as u32, neg)),
+            None => built.push(j as u32),
+        }
+    }
+    let n = built.len();
     d.clear();
     d.resize(n, [F::ZERO; 2]);
     let table = &out[start..];
     add_steps::<true>(
         n,
-        |j| {
-            let [x, y, _] = table[j * len];
+        |i| {
+            let [x, y, _] = table[built[i] as usize * len];
             [x, y, x, y]
         },
         |_| {},
-        |j, x3, y3| d[j] = [x3, y3],
+        |i, x3, y3| d[i] = [x3, y3],
         pair_buf,
         equal_x,
     );
@@ -310,21 +324,48 @@ pub(crate) fn odd_multiples(
         let table = &out[start..];
         add_pairs(
             n,
-            |j| {
-                let [x1, y1, _] = table[j * len + k - 1];
-                let [x2, y2] = d[j];
+            |i| {
+                let [x1, y1, _] = table[built[i] as usize * len + k - 1];
+                let [x2, y2] = d[i];
                 [x1, y1, x2, y2]
             },
             |_| {},
-            |j, x3, y3| round[j] = [x3, y3],
+            |i, x3, y3| round[i] = [x3, y3],
             pair_buf,
             equal_x,
         );
         debug_assert!(equal_x.is_empty(), "a point of small order");
-        for (j, [x, y]) in round.iter().enumerate() {
-            out[start + j * len + k] = [*x, *y, y.neg()];
+        for (&j, [x, y]) in built.iter().zip(round.iter()) {
+            out[start + j as usize * len + k] = [*x, *y, y.neg()];
         }
     }
+    // In index order: a point derived from a derived one (λ²P beside λP) finds its source's
+    // table done.
+    let beta = F::from_fe(&BETA);
+    for &(j, neg) in derived.iter() {
+        let (to, from) = (start + j as usize * len, start + (j as usize - 1) * len);
+        for k in 1..len {
+            let [x, y, ny] = out[from + k];
+            out[to + k] = if neg {
+                [x.mul(&beta), ny, y]
+            } else {
+                [x.mul(&beta), y, ny]
+            };
+        }
+    }
+}
+
+/// `Some(false)` if `q = λ·p` (β·x, y), `Some(true)` if `q = −λ·p` (β·x, −y), else `None`.
+#[inline(always)]
+fn lambda_image(p: &AffinePoint, q: &AffinePoint) -> Option<bool> {
+    let neg = if q.y == p.y {
+        false
+    } else if q.y == p.y.negate(1) {
+        true
+    } else {
+        return None;
+    };
+    (q.x == p.x.mul(&BETA)).then_some(neg)
 }
 
 /// The working memory of [`odd_multiples`].
@@ -337,6 +378,10 @@ pub(crate) struct TableBuf {
     /// The batch-affine additions' buffers (also [`straus_vartime`]'s column sums').
     pair_buf: PairBuf,
     equal_x: Vec<u32>,
+    /// The points whose tables are built, and those taken from the point before by β (with
+    /// whether y is negated).
+    built: Vec<u32>,
+    derived: Vec<(u32, bool)>,
 }
 
 /// The portable arm's part of [`crate::backend::PairScratch`].

@@ -58,12 +58,18 @@ mod tests {
     }
 
     /// The kernel tables equal the 5×52 reference entry by entry, for every Strauss width
-    /// (len 1, 2, 4, …, 32), including a point and its negation and repeated points.
+    /// (len 1, 2, 4, …, 32), including a point and its negation, repeated points, and
+    /// λ-images beside their source (±λP after P, λ²P after λP: tables taken by β).
     #[test]
     fn kernel_tables_match_the_reference() {
         let (mut pts, _) = random_terms(5, 11);
         pts.push(pts[0].neg());
         pts.push(pts[1]);
+        let l = pts[2].endomorphism();
+        pts.insert(3, l);
+        pts.insert(4, l.endomorphism());
+        pts.insert(5, l.endomorphism().endomorphism().neg());
+        pts.push(pts[0].endomorphism().neg());
         let (mut jac, mut reference) = (Vec::new(), Vec::new());
         let mut out = Vec::new();
         for len in [1usize, 2, 4, 8, 16, 32] {
