@@ -374,7 +374,8 @@ impl Backend {
     /// Strauss's method after the recoding: `Σ d·2^bit·P_point` over `digits`, the non-zero
     /// width-w NAF digits of every point's scalar (odd, `|d| < 2·tlen`, `tlen = 2^(w−2)`,
     /// columns below `bits`; any order, though digits of one column are summed in the order
-    /// given). Builds every point's table of odd multiples `P, 3P, …, (2·tlen − 1)·P`
+    /// given), plus the same over `g_digits` for G (`point` 0) and 2^128·G (`point` 1) in
+    /// width-8 NAF (`|d| < 128`), whose tables are fixed (built once). Builds every point's table of odd multiples `P, 3P, …, (2·tlen − 1)·P`
     /// (batch-affine, one inversion a round), sorts the digits' table entries into their
     /// columns (counting sort: the zeros are never read), sums each column with batch-affine
     /// additions (all columns pooled, one inversion a round) and runs the shared doubling
@@ -384,7 +385,8 @@ impl Backend {
     ///
     /// # Panics
     /// If `tlen` is 0, `bits` is above 256, or a digit is out of range (its point, its
-    /// column, or its size). Points must not be the identity.
+    /// column, or its size; for `g_digits`, a point other than 0 or 1 or a digit of 128 or
+    /// more). Points must not be the identity.
     ///
     /// # Variable time
     /// Branches on the inputs; public data only.
@@ -392,6 +394,7 @@ impl Backend {
         self,
         points: &[AffinePoint],
         digits: &[StrausDigit],
+        g_digits: &[StrausDigit],
         bits: usize,
         tlen: usize,
         scratch: &mut StrausScratch,
@@ -412,12 +415,28 @@ impl Backend {
                 points.len()
             );
         }
+        // G's digits: point 0 is G, 1 is 2^128·G, width-8 NAF (fixed tables of 64 entries).
+        for d in g_digits {
+            assert!(
+                d.point < 2
+                    && (d.bit as usize) < bits
+                    && d.digit % 2 != 0
+                    && (d.digit.unsigned_abs() as usize) < 2 * portable::G_TABLE_LEN,
+                "straus_vartime: G digit {d:?} out of range (bits {bits})"
+            );
+        }
         match self.arm() {
             #[cfg(nostr_verify_ifma)]
-            Arm::Ifma(_) => Backend::Portable.straus_vartime(points, digits, bits, tlen, scratch),
+            Arm::Ifma(_) => {
+                Backend::Portable.straus_vartime(points, digits, g_digits, bits, tlen, scratch)
+            }
             #[cfg(target_arch = "x86_64")]
-            Arm::Bmi2(cpu) => bmi2::straus_vartime(cpu, points, digits, bits, tlen, &mut scratch.0),
-            Arm::Baseline => portable::straus_vartime(points, digits, bits, tlen, &mut scratch.0),
+            Arm::Bmi2(cpu) => {
+                bmi2::straus_vartime(cpu, points, digits, g_digits, bits, tlen, &mut scratch.0)
+            }
+            Arm::Baseline => {
+                portable::straus_vartime(points, digits, g_digits, bits, tlen, &mut scratch.0)
+            }
         }
     }
 
@@ -503,6 +522,10 @@ pub struct PairScratch {
 /// Working memory for [`Backend::straus_vartime`], reused across calls.
 #[derive(Debug, Default)]
 pub struct StrausScratch(portable::StrausBuf);
+
+/// The NAF width of the scalars of G and 2^128·G in [`Backend::straus_vartime`] (its
+/// `g_digits`): their tables are fixed, `2^(width − 2)` = 64 entries each.
+pub const STRAUSS_G_WIDTH: usize = 8;
 
 /// One non-zero digit of [`Backend::straus_vartime`]'s input: `digit · 2^bit` times the point
 /// at index `point`.

@@ -586,10 +586,11 @@ fn libsecp_sum(points: &[AffinePoint], ks: &[u128]) -> Option<[u8; 33]> {
 }
 
 /// A digit too large for the table (it would read the next point's), an even digit, a column
-/// at or above `bits`, or a point index past the end: each panics on every arm, before any
-/// arithmetic.
+/// at or above `bits`, or a point index past the end, and the same for G's digits: each
+/// panics on every arm, before any arithmetic. The largest digits allowed pass.
 #[test]
 fn straus_kernel_rejects_digits_out_of_range() {
+    use nostr_verify::arithmetic::group::g128;
     use nostr_verify::backend::StrausDigit;
     let pts = random_points(&mut StdRng::seed_from_u64(0x5742_a056), 2);
     let bad = [
@@ -623,9 +624,18 @@ fn straus_kernel_rejects_digits_out_of_range() {
         for d in bad {
             let r = std::panic::catch_unwind(|| {
                 let mut s = backend::StrausScratch::default();
-                arm.straus_vartime(&pts, &[d], 5, 4, &mut s)
+                arm.straus_vartime(&pts, &[d], &[], 5, 4, &mut s)
             });
             assert!(r.is_err(), "{arm:?}: {d:?} accepted");
+        }
+        // G's digits (fixed width-8 tables): point 0 or 1 only, odd, below `bits`.
+        for (point, bit, digit) in [(2u32, 0u8, 1i8), (0, 0, 2), (1, 5, 1), (0, 0, -128)] {
+            let g = StrausDigit { point, bit, digit };
+            let r = std::panic::catch_unwind(|| {
+                let mut s = backend::StrausScratch::default();
+                arm.straus_vartime(&pts, &[], &[g], 5, 4, &mut s)
+            });
+            assert!(r.is_err(), "{arm:?}: G digit {g:?} accepted");
         }
         // The largest digits allowed pass.
         let mut s = backend::StrausScratch::default();
@@ -642,12 +652,33 @@ fn straus_kernel_rejects_digits_out_of_range() {
             },
         ];
         let got = arm
-            .straus_vartime(&pts, &ok, 5, 4, &mut s)
+            .straus_vartime(&pts, &ok, &[], 5, 4, &mut s)
             .to_affine_vartime();
         assert_eq!(
             (!got.is_infinity()).then(|| got.to_compressed()),
             // −7·P₀ + 7·2⁴·P₁ (libsecp256k1's scalars are non-negative: −P₀ instead).
             libsecp_sum(&[neg(&pts[0]), pts[1]], &[7, 112]),
+            "{arm:?}"
+        );
+        // And G's largest digits: −127·G + 127·2⁴·(2^128·G).
+        let g_ok = [
+            StrausDigit {
+                point: 1,
+                bit: 4,
+                digit: 127,
+            },
+            StrausDigit {
+                point: 0,
+                bit: 0,
+                digit: -127,
+            },
+        ];
+        let got = arm
+            .straus_vartime(&pts, &[], &g_ok, 5, 4, &mut s)
+            .to_affine_vartime();
+        assert_eq!(
+            (!got.is_infinity()).then(|| got.to_compressed()),
+            libsecp_sum(&[neg(&AffinePoint::GENERATOR), *g128()], &[127, 127 << 4]),
             "{arm:?}"
         );
     }
@@ -657,11 +688,12 @@ fn straus_kernel_rejects_digits_out_of_range() {
 /// words) on every arm, against libsecp256k1: every window width the MSM could ask for, point
 /// counts around the portable Strauss bounds, repeated points, a point
 /// beside its negation (sums that cancel: the identity), pairs with equal x in the first and
-/// in a later round of the column sums, λ-images beside their source (tables by β), and small
-/// and zero-free scalars.
+/// in a later round of the column sums, λ-images beside their source (tables by β), G and
+/// 2^128·G through the fixed tables, and small and zero-free scalars.
 #[test]
 fn straus_kernel_all_arms_match_libsecp256k1() {
-    use nostr_verify::backend::StrausDigit;
+    use nostr_verify::arithmetic::group::g128;
+    use nostr_verify::backend::{StrausDigit, STRAUSS_G_WIDTH};
     use nostr_verify::msm::recode::wnaf_u128_digits;
     let mut rng = StdRng::seed_from_u64(0x5742_a055);
     let mut cases: Vec<(Vec<AffinePoint>, Vec<u128>)> = Vec::new();
@@ -700,6 +732,26 @@ fn straus_kernel_all_arms_match_libsecp256k1() {
     cases.push((vec![l1, q[1], q[0]], vec![k, k2, k]));
     for (pts, ks) in &cases {
         let want = libsecp_sum(pts, ks);
+        // The same terms plus G and 2^128·G (the kernel's fixed tables, width-8 digits).
+        let kg: [u128; 2] = [rng.gen(), rng.gen::<u128>() >> rng.gen_range(0..128)];
+        let mut g_digits = Vec::new();
+        let mut g_bits = 0;
+        for (point, &k) in kg.iter().enumerate() {
+            g_bits = g_bits.max(wnaf_u128_digits(k, STRAUSS_G_WIDTH, |bit, digit| {
+                g_digits.push(StrausDigit {
+                    point: point as u32,
+                    bit: bit as u8,
+                    digit,
+                })
+            }));
+        }
+        let want_g = {
+            let mut p = pts.clone();
+            p.extend([AffinePoint::GENERATOR, *g128()]);
+            let mut k = ks.clone();
+            k.extend(kg);
+            libsecp_sum(&p, &k)
+        };
         for w in 2..=7usize {
             let mut digits = Vec::new();
             let mut bits = 0;
@@ -722,11 +774,23 @@ fn straus_kernel_all_arms_match_libsecp256k1() {
                 // second time with the digits reordered.
                 for d in [&digits, &shuffled] {
                     let got = arm
-                        .straus_vartime(pts, d, bits, 1 << (w - 2), &mut s)
+                        .straus_vartime(pts, d, &[], bits, 1 << (w - 2), &mut s)
                         .to_affine_vartime();
                     let got = (!got.is_infinity()).then(|| got.to_compressed());
                     assert_eq!(got, want, "{arm:?} n {} w {w}", pts.len());
                 }
+                let got = arm
+                    .straus_vartime(
+                        pts,
+                        &digits,
+                        &g_digits,
+                        bits.max(g_bits),
+                        1 << (w - 2),
+                        &mut s,
+                    )
+                    .to_affine_vartime();
+                let got = (!got.is_infinity()).then(|| got.to_compressed());
+                assert_eq!(got, want_g, "{arm:?} n {} w {w}, with G", pts.len());
             }
         }
     }

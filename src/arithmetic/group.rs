@@ -69,6 +69,19 @@ fn curve_rhs(x: &FieldElement) -> FieldElement {
     x.square().mul(x).add(&super::constants::CURVE_B)
 }
 
+/// `2^128·G`, computed once: the batch equation splits G's scalar at 2^128 over G and this
+/// point, and Strauss's kernel keeps fixed tables of both.
+pub fn g128() -> &'static AffinePoint {
+    static G128: std::sync::OnceLock<AffinePoint> = std::sync::OnceLock::new();
+    G128.get_or_init(|| {
+        let mut p = JacobianPoint::from_affine(&AffinePoint::GENERATOR);
+        for _ in 0..128 {
+            p = p.double_vartime();
+        }
+        p.to_affine_vartime()
+    })
+}
+
 impl AffinePoint {
     /// The generator G (see [`super::constants::G_X`] for its provenance).
     pub const GENERATOR: Self = Self {

@@ -85,11 +85,12 @@ fn add_gather_words(
 fn straus(
     points: &[AffinePoint],
     digits: &[StrausDigit],
+    g_digits: &[StrausDigit],
     bits: usize,
     tlen: usize,
     s: &mut portable::StrausBuf,
 ) -> JacobianPoint {
-    portable::straus_vartime(points, digits, bits, tlen, s)
+    portable::straus_vartime(points, digits, g_digits, bits, tlen, s)
 }
 
 /// Asks the CPU to start loading `p`'s cache lines (a hint: no effect on any value).
@@ -173,11 +174,12 @@ pub(crate) fn straus_vartime(
     _cpu: Detected,
     points: &[AffinePoint],
     digits: &[StrausDigit],
+    g_digits: &[StrausDigit],
     bits: usize,
     tlen: usize,
     s: &mut portable::StrausBuf,
 ) -> JacobianPoint {
     // SAFETY: a `Detected` value exists only if bmi2 and adx were detected on this CPU (see
     // `Detected::detect`), which are exactly the features `straus` enables.
-    unsafe { straus(points, digits, bits, tlen, s) }
+    unsafe { straus(points, digits, g_digits, bits, tlen, s) }
 }

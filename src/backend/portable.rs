@@ -9,8 +9,8 @@
 
 use crate::arithmetic::constants::BETA;
 use crate::arithmetic::field::FieldElement;
-use crate::arithmetic::group::AffinePoint;
 use crate::arithmetic::group::JacobianPoint;
+use crate::arithmetic::group::{g128, AffinePoint};
 use crate::arithmetic::kernel::{KernelField as F, KernelJacobian as J};
 #[cfg(not(nostr_verify_field32))]
 use crate::arithmetic::words::WordPoint;
@@ -112,6 +112,7 @@ fn lift_group<const N: usize>(x: &[FieldElement], y: &mut [FieldElement], ok: &m
 pub(crate) fn straus_vartime(
     points: &[AffinePoint],
     digits: &[StrausDigit],
+    g_digits: &[StrausDigit],
     bits: usize,
     tlen: usize,
     s: &mut StrausBuf,
@@ -137,7 +138,7 @@ pub(crate) fn straus_vartime(
     // a branch on each (6.8 µs of the 84 µs call at 20 points: `docs/experiments.md`).
     starts.clear();
     starts.resize(bits + 1, 0);
-    for d in digits {
+    for d in digits.iter().chain(g_digits) {
         starts[d.bit as usize + 1] += 1;
     }
     for c in 0..bits {
@@ -147,8 +148,13 @@ pub(crate) fn straus_vartime(
     next_starts.clear();
     next_starts.extend_from_slice(&starts[..bits]);
     items.clear();
-    items.resize(digits.len(), [F::ZERO; 2]);
-    for d in digits {
+    items.resize(digits.len() + g_digits.len(), [F::ZERO; 2]);
+    let fixed = g_tables();
+    for (d, table, tlen) in digits
+        .iter()
+        .map(|d| (d, &table[..], tlen))
+        .chain(g_digits.iter().map(|d| (d, fixed, G_TABLE_LEN)))
+    {
         let entry = &table[d.point as usize * tlen + (d.digit.unsigned_abs() as usize >> 1)];
         // [x, y, −y]: y for a positive digit, −y for a negative one.
         let y = entry[1 + usize::from(d.digit < 0)];
@@ -220,6 +226,45 @@ pub(crate) fn straus_vartime(
         }
     }
     acc.to_jacobian()
+}
+
+/// Entries in each of the fixed tables of G and 2^128·G ([`g_tables`]): their scalars are
+/// recoded in width-8 NAF ([`crate::backend::STRAUSS_G_WIDTH`]: odd digits below 128), against
+/// width 4 and tables built every call for the other points.
+pub(crate) const G_TABLE_LEN: usize = 1 << (crate::backend::STRAUSS_G_WIDTH - 2);
+
+/// The odd multiples `G, 3G, …, 127G`, then the same of 2^128·G, as `[x, y, −y]` in the
+/// kernels' representation: built once, on first use, then read by every call of
+/// [`straus_vartime`] (12 KB in 4×64-bit words). Against width-4 tables built per call, each of
+/// the two points costs about 14 column items instead of 26 and no table steps
+/// (`docs/experiments.md`, "Precomputed wide-window tables").
+///
+/// Built with Jacobian additions and one shared inversion (about 30 µs), not with
+/// [`odd_multiples`], whose 64 rounds of two points each would pay 64 inversions.
+#[inline(never)]
+pub(crate) fn g_tables() -> &'static [[F; 3]] {
+    static TABLES: std::sync::OnceLock<Vec<[F; 3]>> = std::sync::OnceLock::new();
+    TABLES.get_or_init(|| {
+        let mut jac = Vec::with_capacity(2 * G_TABLE_LEN);
+        for p in [AffinePoint::GENERATOR, *g128()] {
+            let mut t = JacobianPoint::from_affine(&p);
+            let two_p = t.double_vartime();
+            jac.push(t);
+            for _ in 1..G_TABLE_LEN {
+                t = t.add_vartime(&two_p);
+                jac.push(t);
+            }
+        }
+        let mut affine = Vec::new();
+        JacobianPoint::batch_to_affine_vartime(&jac, &mut affine);
+        affine
+            .iter()
+            .map(|p| {
+                let (x, y) = (F::from_fe(&p.x), F::from_fe(&p.y));
+                [x, y, y.neg()]
+            })
+            .collect()
+    })
 }
 
 /// The fewest pairs a round of [`straus_vartime`]'s column sums must have: a round costs one

@@ -7,11 +7,10 @@
 
 use super::work::BatchKey;
 use super::{Verifier, TWO_THREADS_MIN_POINTS};
-use crate::arithmetic::group::{AffinePoint, JacobianPoint};
+use crate::arithmetic::group::{g128, AffinePoint};
 use crate::arithmetic::scalar::{Scalar, WideSum};
 use crate::msm;
 use std::ops::Range;
-use std::sync::OnceLock;
 
 /// How many threads a call may use: [`Verifier::verify_batch_two_threads`] passes `Two` to
 /// the staging and to the top-level equation; narrowing's sub-equations always run on one.
@@ -22,18 +21,6 @@ pub(crate) enum Threads {
     /// The calling thread and one scoped helper, for inputs large enough
     /// ([`TWO_THREADS_MIN_LIFTS`](super::TWO_THREADS_MIN_LIFTS), [`TWO_THREADS_MIN_POINTS`]).
     Two,
-}
-
-/// `2^128·G`, computed once.
-pub(super) fn g128() -> &'static AffinePoint {
-    static G128: OnceLock<AffinePoint> = OnceLock::new();
-    G128.get_or_init(|| {
-        let mut p = JacobianPoint::from_affine(&AffinePoint::GENERATOR);
-        for _ in 0..128 {
-            p = p.double_vartime();
-        }
-        p.to_affine_vartime()
-    })
 }
 
 /// The low and high 128 bits of a scalar.
@@ -126,6 +113,7 @@ impl Verifier {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::arithmetic::group::JacobianPoint;
 
     #[test]
     fn g128_is_two_to_the_128_times_g() {

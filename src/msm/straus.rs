@@ -21,7 +21,7 @@
 //! Public data only.
 
 use super::recode::wnaf_u128_digits;
-use crate::arithmetic::group::{AffinePoint, JacobianPoint};
+use crate::arithmetic::group::{g128, AffinePoint, JacobianPoint};
 use crate::backend::{self, StrausDigit, StrausScratch};
 
 /// Reusable buffers for [`msm_vartime`].
@@ -30,6 +30,8 @@ pub struct Scratch {
     live: Vec<AffinePoint>,
     /// The non-zero digits of every live point's scalar, point by point.
     digits: Vec<StrausDigit>,
+    /// The same for G and 2^128·G (fixed tables: width-8 digits).
+    g_digits: Vec<StrausDigit>,
     /// The backend's tables and buffers.
     kernel: StrausScratch,
 }
@@ -51,14 +53,33 @@ pub fn msm_vartime(
     assert!((2..=7).contains(&w), "wNAF width {w}");
     s.live.clear();
     s.digits.clear();
+    s.g_digits.clear();
+    let g128 = g128();
+    let (g_x0, g128_x0) = (
+        AffinePoint::GENERATOR.x.raw_limbs()[0],
+        g128.x.raw_limbs()[0],
+    );
     let mut bits = 0;
     for (p, &k) in points.iter().zip(scalars) {
         if k == 0 || p.is_infinity() {
             continue;
         }
-        let point = s.live.len() as u32;
-        let digits = &mut s.digits;
-        bits = bits.max(wnaf_u128_digits(k, w, |bit, digit| {
+        // G and 2^128·G (the batch equation's last two terms) use the kernel's fixed tables.
+        // One stored limb of x first (a full comparison normalizes both sides): a point whose
+        // limbs are stored otherwise only misses the fixed tables.
+        let x0 = p.x.raw_limbs()[0];
+        let fixed = if x0 == g_x0 && *p == AffinePoint::GENERATOR {
+            Some(0)
+        } else if x0 == g128_x0 && p == g128 {
+            Some(1)
+        } else {
+            None
+        };
+        let (point, width, digits) = match fixed {
+            Some(g) => (g, backend::STRAUSS_G_WIDTH, &mut s.g_digits),
+            None => (s.live.len() as u32, w, &mut s.digits),
+        };
+        bits = bits.max(wnaf_u128_digits(k, width, |bit, digit| {
             digits.push(StrausDigit {
                 point,
                 // At most 128 (`WNAF_U128_DIGITS` positions).
@@ -66,14 +87,16 @@ pub fn msm_vartime(
                 digit,
             })
         }));
-        s.live.push(*p);
+        if fixed.is_none() {
+            s.live.push(*p);
+        }
     }
     let tlen = 1usize << (w - 2);
     // The tables and the doubling chain run in the backend, in the kernels' representation
     // (4×64-bit words, whose multiplications are about 1.6× faster than the 5×52-bit limbs'
     // in a baseline build; Strauss in the BMI2/ADX build measured about 2 % faster again;
     // 10×26-bit limbs under cfg(nostr_verify_field32)).
-    backend::selected().straus_vartime(&s.live, &s.digits, bits, tlen, &mut s.kernel)
+    backend::selected().straus_vartime(&s.live, &s.digits, &s.g_digits, bits, tlen, &mut s.kernel)
 }
 
 #[cfg(test)]
@@ -105,5 +128,30 @@ mod tests {
         assert!(got
             .add_vartime(&naive(&[pts[0]], &[12]).neg())
             .is_infinity());
+    }
+
+    /// G and 2^128·G take the kernel's fixed width-8 tables, wherever they stand among the
+    /// points, also twice and beside their negations (which take the ordinary path).
+    #[test]
+    fn generator_terms_match_naive() {
+        let (g, g2) = (AffinePoint::GENERATOR, *g128());
+        let (pts, ks) = random_terms(6, 77);
+        for (p, k) in [
+            (
+                vec![pts[0], g, pts[1], g2],
+                vec![ks[0], ks[1], ks[2], ks[3]],
+            ),
+            (vec![g2, g, pts[2]], vec![u128::MAX, 1, ks[4]]),
+            (vec![g, g.neg(), g2, g2], vec![ks[5], ks[5], 3, u128::MAX]),
+            (vec![g], vec![ks[0] >> 100]),
+        ] {
+            for w in [4, 5] {
+                let got = msm_vartime(&p, &k, w, &mut Scratch::default());
+                assert!(
+                    got.add_vartime(&naive(&p, &k).neg()).is_infinity(),
+                    "w {w}: {k:x?}"
+                );
+            }
+        }
     }
 }
