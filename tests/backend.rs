@@ -684,6 +684,25 @@ fn straus_kernel_rejects_digits_out_of_range() {
     }
 }
 
+/// The non-zero width-`w` NAF digits of every scalar (point i for `ks[i]`), in point order, and
+/// the number of columns they use: the input of `Backend::straus_vartime`.
+fn digit_list(ks: &[u128], w: usize) -> (Vec<nostr_verify::backend::StrausDigit>, usize) {
+    use nostr_verify::backend::StrausDigit;
+    use nostr_verify::msm::recode::wnaf_u128_digits;
+    let mut digits = Vec::new();
+    let mut bits = 0;
+    for (point, &k) in ks.iter().enumerate() {
+        bits = bits.max(wnaf_u128_digits(k, w, |bit, digit| {
+            digits.push(StrausDigit {
+                point: point as u32,
+                bit: bit as u8,
+                digit,
+            })
+        }));
+    }
+    (digits, bits)
+}
+
 /// Strauss's kernel (batch-affine tables and column sums, the doubling chain in the kernels'
 /// words) on every arm, against libsecp256k1: every window width the MSM could ask for, point
 /// counts around the portable Strauss bounds, repeated points, a point
@@ -693,8 +712,7 @@ fn straus_kernel_rejects_digits_out_of_range() {
 #[test]
 fn straus_kernel_all_arms_match_libsecp256k1() {
     use nostr_verify::arithmetic::group::g128;
-    use nostr_verify::backend::{StrausDigit, STRAUSS_G_WIDTH};
-    use nostr_verify::msm::recode::wnaf_u128_digits;
+    use nostr_verify::backend::STRAUSS_G_WIDTH;
     let mut rng = StdRng::seed_from_u64(0x5742_a055);
     let mut cases: Vec<(Vec<AffinePoint>, Vec<u128>)> = Vec::new();
     for n in [1usize, 2, 7, 24, 55, 56, 57, 64, 65] {
@@ -734,17 +752,7 @@ fn straus_kernel_all_arms_match_libsecp256k1() {
         let want = libsecp_sum(pts, ks);
         // The same terms plus G and 2^128·G (the kernel's fixed tables, width-8 digits).
         let kg: [u128; 2] = [rng.gen(), rng.gen::<u128>() >> rng.gen_range(0..128)];
-        let mut g_digits = Vec::new();
-        let mut g_bits = 0;
-        for (point, &k) in kg.iter().enumerate() {
-            g_bits = g_bits.max(wnaf_u128_digits(k, STRAUSS_G_WIDTH, |bit, digit| {
-                g_digits.push(StrausDigit {
-                    point: point as u32,
-                    bit: bit as u8,
-                    digit,
-                })
-            }));
-        }
+        let (g_digits, g_bits) = digit_list(&kg, STRAUSS_G_WIDTH);
         let want_g = {
             let mut p = pts.clone();
             p.extend([AffinePoint::GENERATOR, *g128()]);
@@ -753,17 +761,7 @@ fn straus_kernel_all_arms_match_libsecp256k1() {
             libsecp_sum(&p, &k)
         };
         for w in 2..=7usize {
-            let mut digits = Vec::new();
-            let mut bits = 0;
-            for (point, &k) in ks.iter().enumerate() {
-                bits = bits.max(wnaf_u128_digits(k, w, |bit, digit| {
-                    digits.push(StrausDigit {
-                        point: point as u32,
-                        bit: bit as u8,
-                        digit,
-                    })
-                }));
-            }
+            let (digits, bits) = digit_list(ks, w);
             // The digits in another order (column by column, the points of a column
             // reversed): the kernel sorts them by column and the sum does not change.
             let mut shuffled = digits.clone();
