@@ -9,6 +9,11 @@
 //! first with batch-affine additions (one inversion a round, all columns pooled). Cost per
 //! point: 2^(w−2) table additions plus about 129/(w+1) affine additions; shared: 128
 //! doublings and a mixed addition a column.
+//!
+//! Two kinds of points cost less. G and 2^128·G (the batch equation's G term, split at 2^128)
+//! are recoded in width-8 NAF against fixed 64-entry tables built once, about 14 column items
+//! each instead of 26 and no table steps. A point that is ±λ times the point before it (each
+//! key's λP beside P) takes that table with every x times β.
 //! (E. G. Straus, "Addition chains of vectors", 1964; wNAF interleaving as in libsecp256k1's
 //! `ecmult_strauss_wnaf`.)
 //!
