@@ -375,11 +375,12 @@ impl Backend {
     /// width-w NAF digits of every point's scalar (odd, `|d| < 2·tlen`, `tlen = 2^(w−2)`,
     /// columns below `bits`; any order, though digits of one column are summed in the order
     /// given), plus the same over `g_digits` for G (`point` 0) and 2^128·G (`point` 1) in
-    /// width-8 NAF (`|d| < 128`), whose tables are fixed (built once). Builds every point's table of odd multiples `P, 3P, …, (2·tlen − 1)·P`
-    /// (batch-affine, one inversion a round), sorts the digits' table entries into their
-    /// columns (counting sort: the zeros are never read), sums each column with batch-affine
-    /// additions (all columns pooled, one inversion a round) and runs the shared doubling
-    /// chain over the column sums, all in the kernels' representation
+    /// width-8 NAF (`|d| < 128`), whose tables are fixed (built once). Builds every point's
+    /// table of odd multiples `P, 3P, …, (2·tlen − 1)·P` (batch-affine, one inversion a
+    /// round), sorts the digits' table entries into their columns (counting sort: the zeros
+    /// are never read), sums each column with batch-affine additions (all columns pooled, one
+    /// inversion a round) and runs the shared doubling chain over the column sums, all in the
+    /// kernels' representation
     /// ([`crate::arithmetic::kernel`]); on x86-64 with BMI2 and ADX in the portable arm's
     /// second build (the IFMA arm too: its Pippenger takes over from 9 points).
     ///
@@ -403,27 +404,23 @@ impl Backend {
             tlen >= 1 && bits <= 256,
             "straus_vartime: tlen {tlen}, bits {bits}"
         );
-        // Every digit names a point, a column below `bits` and an odd multiple in the point's
-        // table (a larger one would read the next point's table).
-        for d in digits {
-            assert!(
-                (d.point as usize) < points.len()
-                    && (d.bit as usize) < bits
-                    && d.digit % 2 != 0
-                    && (d.digit.unsigned_abs() as usize) < 2 * tlen,
-                "straus_vartime: digit {d:?} out of range (points {}, bits {bits}, tlen {tlen})",
-                points.len()
-            );
-        }
-        // G's digits: point 0 is G, 1 is 2^128·G, width-8 NAF (fixed tables of 64 entries).
-        for d in g_digits {
-            assert!(
-                d.point < 2
-                    && (d.bit as usize) < bits
-                    && d.digit % 2 != 0
-                    && (d.digit.unsigned_abs() as usize) < 2 * portable::G_TABLE_LEN,
-                "straus_vartime: G digit {d:?} out of range (bits {bits})"
-            );
+        // Every digit names a point, a column below `bits` and an odd multiple in its point's
+        // table (a larger one would read the next point's table). G's digits: point 0 is G,
+        // 1 is 2^128·G, width-8 NAF (fixed tables of 64 entries).
+        for (list, n, len) in [
+            (digits, points.len(), tlen),
+            (g_digits, 2, portable::G_TABLE_LEN),
+        ] {
+            for d in list {
+                assert!(
+                    (d.point as usize) < n
+                        && (d.bit as usize) < bits
+                        && d.digit % 2 != 0
+                        && (d.digit.unsigned_abs() as usize) < 2 * len,
+                    "straus_vartime: digit {d:?} out of range (points {n}, bits {bits}, \
+                     table entries {len})"
+                );
+            }
         }
         match self.arm() {
             #[cfg(nostr_verify_ifma)]

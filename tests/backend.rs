@@ -593,49 +593,29 @@ fn straus_kernel_rejects_digits_out_of_range() {
     use nostr_verify::arithmetic::group::g128;
     use nostr_verify::backend::StrausDigit;
     let pts = random_points(&mut StdRng::seed_from_u64(0x5742_a056), 2);
+    // (a G digit?, point, bit, digit): the points' digits (2 points, width 4: |d| < 8) and
+    // G's (points 0 and 1 only, width 8: |d| < 128), with `bits` 5.
     let bad = [
-        StrausDigit {
-            point: 0,
-            bit: 0,
-            digit: 9,
-        },
-        StrausDigit {
-            point: 0,
-            bit: 0,
-            digit: -9,
-        },
-        StrausDigit {
-            point: 0,
-            bit: 0,
-            digit: 2,
-        },
-        StrausDigit {
-            point: 0,
-            bit: 5,
-            digit: 1,
-        },
-        StrausDigit {
-            point: 2,
-            bit: 0,
-            digit: 1,
-        },
+        (false, 0u32, 0u8, 9i8),
+        (false, 0, 0, -9),
+        (false, 0, 0, 2),
+        (false, 0, 5, 1),
+        (false, 2, 0, 1),
+        (true, 2, 0, 1),
+        (true, 0, 0, 2),
+        (true, 1, 5, 1),
+        (true, 0, 0, -128),
     ];
     for arm in arms() {
-        for d in bad {
+        for (g, point, bit, digit) in bad {
+            let d = [StrausDigit { point, bit, digit }];
+            let (digits, g_digits): (&[StrausDigit], &[StrausDigit]) =
+                if g { (&[], &d) } else { (&d, &[]) };
             let r = std::panic::catch_unwind(|| {
                 let mut s = backend::StrausScratch::default();
-                arm.straus_vartime(&pts, &[d], &[], 5, 4, &mut s)
+                arm.straus_vartime(&pts, digits, g_digits, 5, 4, &mut s)
             });
-            assert!(r.is_err(), "{arm:?}: {d:?} accepted");
-        }
-        // G's digits (fixed width-8 tables): point 0 or 1 only, odd, below `bits`.
-        for (point, bit, digit) in [(2u32, 0u8, 1i8), (0, 0, 2), (1, 5, 1), (0, 0, -128)] {
-            let g = StrausDigit { point, bit, digit };
-            let r = std::panic::catch_unwind(|| {
-                let mut s = backend::StrausScratch::default();
-                arm.straus_vartime(&pts, &[], &[g], 5, 4, &mut s)
-            });
-            assert!(r.is_err(), "{arm:?}: G digit {g:?} accepted");
+            assert!(r.is_err(), "{arm:?}: {d:?} accepted (a G digit: {g})");
         }
         // The largest digits allowed pass.
         let mut s = backend::StrausScratch::default();

@@ -9,8 +9,7 @@
 
 use crate::arithmetic::constants::BETA;
 use crate::arithmetic::field::FieldElement;
-use crate::arithmetic::group::JacobianPoint;
-use crate::arithmetic::group::{g128, AffinePoint};
+use crate::arithmetic::group::{g128, AffinePoint, JacobianPoint};
 use crate::arithmetic::kernel::{KernelField as F, KernelJacobian as J};
 #[cfg(not(nostr_verify_field32))]
 use crate::arithmetic::words::WordPoint;
@@ -149,7 +148,12 @@ pub(crate) fn straus_vartime(
     next_starts.extend_from_slice(&starts[..bits]);
     items.clear();
     items.resize(digits.len() + g_digits.len(), [F::ZERO; 2]);
-    let fixed = g_tables();
+    // Built on first use: a call without G's digits does not build them.
+    let fixed = if g_digits.is_empty() {
+        &[][..]
+    } else {
+        g_tables()
+    };
     for (d, table, tlen) in digits
         .iter()
         .map(|d| (d, &table[..], tlen))
