@@ -82,6 +82,39 @@ pub fn g128() -> &'static AffinePoint {
     })
 }
 
+/// Appends, for every point, its odd multiples `P, 3P, 5P, …, (2·len − 1)·P` in affine form to
+/// `out` (`len` entries per point, in input order). All tables share one inversion
+/// ([`JacobianPoint::batch_to_affine_vartime`]). `jac` is scratch.
+///
+/// Strauss's fixed tables of G and 2^128·G are built this way, once (64 entries each: one
+/// inversion, where the kernels' batch-affine builder would pay one a round); it is also the
+/// reference the kernels' builder is tested against (`msm::table`).
+///
+/// Points must not be the identity.
+///
+/// # Variable time
+/// Public data only.
+pub(crate) fn odd_multiples_vartime(
+    points: &[AffinePoint],
+    len: usize,
+    jac: &mut Vec<JacobianPoint>,
+    out: &mut Vec<AffinePoint>,
+) {
+    jac.clear();
+    for p in points {
+        debug_assert!(!p.is_infinity());
+        let p1 = JacobianPoint::from_affine(p);
+        let p2 = p1.double_vartime();
+        let mut t = p1;
+        jac.push(t);
+        for _ in 1..len {
+            t = t.add_vartime(&p2);
+            jac.push(t);
+        }
+    }
+    JacobianPoint::batch_to_affine_vartime(jac, out);
+}
+
 impl AffinePoint {
     /// The generator G (see [`super::constants::G_X`] for its provenance).
     pub const GENERATOR: Self = Self {

@@ -9,7 +9,7 @@
 
 use crate::arithmetic::constants::BETA;
 use crate::arithmetic::field::FieldElement;
-use crate::arithmetic::group::{g128, AffinePoint, JacobianPoint};
+use crate::arithmetic::group::{g128, odd_multiples_vartime, AffinePoint, JacobianPoint};
 use crate::arithmetic::kernel::{KernelField as F, KernelJacobian as J};
 #[cfg(not(nostr_verify_field32))]
 use crate::arithmetic::words::WordPoint;
@@ -243,24 +243,19 @@ pub(crate) const G_TABLE_LEN: usize = 1 << (crate::backend::STRAUSS_G_WIDTH - 2)
 /// the two points costs about 14 column items instead of 26 and no table steps
 /// (`docs/experiments.md`, "Precomputed wide-window tables").
 ///
-/// Built with Jacobian additions and one shared inversion (about 30 µs), not with
-/// [`odd_multiples`], whose 64 rounds of two points each would pay 64 inversions.
+/// Built by [`odd_multiples_vartime`] (Jacobian additions, one shared inversion: about 30 µs),
+/// not by [`odd_multiples`], whose 64 rounds of two points each would pay 64 inversions.
 #[inline(never)]
 pub(crate) fn g_tables() -> &'static [[F; 3]] {
     static TABLES: std::sync::OnceLock<Vec<[F; 3]>> = std::sync::OnceLock::new();
     TABLES.get_or_init(|| {
-        let mut jac = Vec::with_capacity(2 * G_TABLE_LEN);
-        for p in [AffinePoint::GENERATOR, *g128()] {
-            let mut t = JacobianPoint::from_affine(&p);
-            let two_p = t.double_vartime();
-            jac.push(t);
-            for _ in 1..G_TABLE_LEN {
-                t = t.add_vartime(&two_p);
-                jac.push(t);
-            }
-        }
         let mut affine = Vec::new();
-        JacobianPoint::batch_to_affine_vartime(&jac, &mut affine);
+        odd_multiples_vartime(
+            &[AffinePoint::GENERATOR, *g128()],
+            G_TABLE_LEN,
+            &mut Vec::new(),
+            &mut affine,
+        );
         affine
             .iter()
             .map(|p| {

@@ -1,44 +1,14 @@
-//! The reference for Strauss's odd-multiple tables (tests only): [`odd_multiples_vartime`] in
-//! 5×52-bit limbs with full Jacobian additions, converted to affine together. Strauss's method
-//! builds its tables in the kernels' representation, inside the backend
+//! Tests of Strauss's odd-multiple tables against the reference,
+//! [`crate::arithmetic::group::odd_multiples_vartime`] (5×52-bit limbs, full Jacobian
+//! additions, converted to affine together; it also builds the fixed tables of G). Strauss's
+//! method builds its tables in the kernels' representation, inside the backend
 //! (`backend::portable::odd_multiples`: batch-affine doublings and additions, every table
 //! advancing together, one inversion a round), and the test below holds that builder to this
 //! reference entry by entry.
 
-use crate::arithmetic::group::{AffinePoint, JacobianPoint};
-
-/// Appends, for every point, its odd multiples `P, 3P, 5P, …, (2·len − 1)·P` in affine form to
-/// `out` (`len` entries per point, in input order). All tables share one inversion
-/// ([`JacobianPoint::batch_to_affine_vartime`]). `jac` is scratch.
-///
-/// Points must not be the identity.
-///
-/// # Variable time
-/// Public data only.
-pub(crate) fn odd_multiples_vartime(
-    points: &[AffinePoint],
-    len: usize,
-    jac: &mut Vec<JacobianPoint>,
-    out: &mut Vec<AffinePoint>,
-) {
-    jac.clear();
-    for p in points {
-        debug_assert!(!p.is_infinity());
-        let p1 = JacobianPoint::from_affine(p);
-        let p2 = p1.double_vartime();
-        let mut t = p1;
-        jac.push(t);
-        for _ in 1..len {
-            t = t.add_vartime(&p2);
-            jac.push(t);
-        }
-    }
-    JacobianPoint::batch_to_affine_vartime(jac, out);
-}
-
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::arithmetic::group::odd_multiples_vartime;
     use crate::arithmetic::kernel::KernelField;
     use crate::msm::tests::{naive, random_terms};
 
