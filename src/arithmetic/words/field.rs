@@ -436,20 +436,48 @@ impl FieldElement4x64 {
 #[derive(Clone, Copy)]
 struct Lanes<const N: usize>([FieldElement4x64; N]);
 
+impl<const N: usize> Lanes<N> {
+    /// Squares every lane in place. Four lanes are written out one statement each: the
+    /// compiler keeps a loop over the lanes as a loop, and the four squarings in one basic
+    /// block overlap better (7.7 against 8.1 ns a squaring in a scratch harness; see
+    /// `docs/experiments.md`, "The square-root lanes written out").
+    #[inline(always)]
+    fn square_lanes(r: &mut [FieldElement4x64; N]) {
+        if let Ok([a, b, c, d]) = <&mut [FieldElement4x64; 4]>::try_from(&mut r[..]) {
+            *a = a.square();
+            *b = b.square();
+            *c = c.square();
+            *d = d.square();
+        } else {
+            for v in r.iter_mut() {
+                *v = v.square();
+            }
+        }
+    }
+}
+
 impl<const N: usize> ChainOps for Lanes<N> {
     #[inline(always)]
     fn chain_square(&self) -> Self {
         let mut r = self.0;
-        for v in r.iter_mut() {
-            *v = v.square();
-        }
+        Self::square_lanes(&mut r);
         Lanes(r)
     }
     #[inline(always)]
     fn chain_mul(&self, rhs: &Self) -> Self {
         let mut r = self.0;
-        for (v, w) in r.iter_mut().zip(&rhs.0) {
-            *v = v.mul(w);
+        if let (Ok([a, b, c, d]), Ok([e, f, g, h])) = (
+            <&mut [FieldElement4x64; 4]>::try_from(&mut r[..]),
+            <&[FieldElement4x64; 4]>::try_from(&rhs.0[..]),
+        ) {
+            *a = a.mul(e);
+            *b = b.mul(f);
+            *c = c.mul(g);
+            *d = d.mul(h);
+        } else {
+            for (v, w) in r.iter_mut().zip(&rhs.0) {
+                *v = v.mul(w);
+            }
         }
         Lanes(r)
     }
@@ -460,9 +488,7 @@ impl<const N: usize> ChainOps for Lanes<N> {
     fn chain_pow2k(&self, k: u32) -> Self {
         let mut r = self.0;
         for _ in 0..k {
-            for v in r.iter_mut() {
-                *v = v.square();
-            }
+            Self::square_lanes(&mut r);
         }
         Lanes(r)
     }
