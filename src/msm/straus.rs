@@ -33,6 +33,8 @@ use crate::backend::{self, StrausDigit, StrausScratch};
 #[derive(Debug, Default)]
 pub struct Scratch {
     live: Vec<AffinePoint>,
+    /// Their scalars.
+    live_k: Vec<u128>,
     /// The non-zero digits of every live point's scalar, point by point.
     digits: Vec<StrausDigit>,
     /// The same for G and 2^128·G (fixed tables: width-8 digits).
@@ -41,7 +43,8 @@ pub struct Scratch {
     kernel: StrausScratch,
 }
 
-/// `Σ scalars[i]·points[i]` by interleaved wNAF with window `w` (2 ≤ w ≤ 7).
+/// `Σ scalars[i]·points[i]` by interleaved wNAF with window `w` (2 ≤ w ≤ 7), or w + 1 when
+/// the points hold many λ-pairs ([`WIDE_PAIRS`]).
 ///
 /// # Panics
 /// If the slices differ in length or w is out of range.
@@ -64,6 +67,7 @@ pub fn msm_vartime(
         AffinePoint::GENERATOR.x.raw_limbs()[0],
         g128.x.raw_limbs()[0],
     );
+    s.live_k.clear();
     let mut bits = 0;
     for (p, &k) in points.iter().zip(scalars) {
         if k == 0 || p.is_infinity() {
@@ -74,27 +78,19 @@ pub fn msm_vartime(
         // limbs are stored otherwise only misses the fixed tables.
         let x0 = p.x.raw_limbs()[0];
         let fixed = if x0 == g_x0 && *p == AffinePoint::GENERATOR {
-            Some(0)
+            0
         } else if x0 == g128_x0 && p == g128 {
-            Some(1)
+            1
         } else {
-            None
-        };
-        let (point, width, digits) = match fixed {
-            Some(g) => (g, backend::STRAUSS_G_WIDTH, &mut s.g_digits),
-            None => (s.live.len() as u32, w, &mut s.digits),
-        };
-        bits = bits.max(wnaf_u128_digits(k, width, |bit, digit| {
-            digits.push(StrausDigit {
-                point,
-                // At most 128 (`WNAF_U128_DIGITS` positions).
-                bit: bit as u8,
-                digit,
-            })
-        }));
-        if fixed.is_none() {
             s.live.push(*p);
-        }
+            s.live_k.push(k);
+            continue;
+        };
+        bits = bits.max(recode(k, backend::STRAUSS_G_WIDTH, fixed, &mut s.g_digits));
+    }
+    let w = width(&s.live, w);
+    for (j, &k) in s.live_k.iter().enumerate() {
+        bits = bits.max(recode(k, w, j as u32, &mut s.digits));
     }
     let tlen = 1usize << (w - 2);
     // The tables and the doubling chain run in the backend, in the kernels' representation
@@ -102,6 +98,40 @@ pub fn msm_vartime(
     // in a baseline build; Strauss in the BMI2/ADX build measured about 2 % faster again;
     // 10×26-bit limbs under cfg(nostr_verify_field32)).
     backend::selected().straus_vartime(&s.live, &s.digits, &s.g_digits, bits, tlen, &mut s.kernel)
+}
+
+/// The non-zero width-`w` NAF digits of `k` for point `point`, appended to `digits`; returns
+/// the NAF's length.
+fn recode(k: u128, w: usize, point: u32, digits: &mut Vec<StrausDigit>) -> usize {
+    wnaf_u128_digits(k, w, |bit, digit| {
+        digits.push(StrausDigit {
+            point,
+            // At most 128 (`WNAF_U128_DIGITS` positions).
+            bit: bit as u8,
+            digit,
+        })
+    })
+}
+
+/// How many λ-pairs (a key's ±λP beside ±P) make [`width`] widen the window.
+pub const WIDE_PAIRS: usize = 8;
+
+/// The NAF width for `live` (the points with tables built per call) given the base width
+/// `w`: w + 1 when they hold at least [`WIDE_PAIRS`] λ-pairs (neighbours with the same y up to
+/// sign: the kernel takes λP's table from P's by β, so a pair pays one table for two points'
+/// fewer column items), else w. Measured at 16 signatures: w + 1 for every point is 1–2 %
+/// faster with 8 or 16 keys, a tie with 4, 2–3 % slower with one key, and slower at 24–32
+/// signatures by one key (`docs/benchmarks.md`, "Strauss's width by λ-pairs").
+fn width(live: &[AffinePoint], w: usize) -> usize {
+    let pairs = live
+        .windows(2)
+        .filter(|p| p[1].y == p[0].y || p[1].y == p[0].y.negate(1))
+        .count();
+    if w < 7 && pairs >= WIDE_PAIRS {
+        w + 1
+    } else {
+        w
+    }
 }
 
 #[cfg(test)]
@@ -133,6 +163,36 @@ mod tests {
         assert!(got
             .add_vartime(&naive(&[pts[0]], &[12]).neg())
             .is_infinity());
+    }
+
+    /// Keys beside their ±λ images (as the batch equation lays them out) widen the window
+    /// from `WIDE_PAIRS` pairs on; the sums match naive ones either way.
+    #[test]
+    fn lambda_pairs_widen_the_window_and_match_naive() {
+        let (pts, ks) = random_terms(2 * WIDE_PAIRS + 3, 91);
+        let mut p = Vec::new();
+        for (i, q) in pts[..WIDE_PAIRS].iter().enumerate() {
+            let l = q.endomorphism();
+            p.push(*q);
+            p.push(if i % 2 == 0 { l } else { l.neg() });
+        }
+        p.extend_from_slice(&pts[WIDE_PAIRS..WIDE_PAIRS + 3]);
+        let k = &ks[..p.len()];
+        for w in [4, 5, 6, 7] {
+            let want = if w < 7 { w + 1 } else { w };
+            assert_eq!(width(&p, w), want, "w {w}");
+            // One pair fewer: the base width.
+            assert_eq!(width(&p[2..], w), w, "w {w}");
+            for q in [&p[..], &p[2..]] {
+                let got = msm_vartime(q, &k[..q.len()], w, &mut Scratch::default());
+                assert!(
+                    got.add_vartime(&naive(q, &k[..q.len()]).neg())
+                        .is_infinity(),
+                    "w {w}, {} points",
+                    q.len()
+                );
+            }
+        }
     }
 
     /// G and 2^128·G take the kernel's fixed width-8 tables, wherever they stand among the
