@@ -9,7 +9,7 @@ use super::{selected, Backend};
 pub struct MsmTuning {
     /// Up to this many points, Strauss's method; above, batch-affine Pippenger.
     pub strauss_max: usize,
-    /// Pippenger's window width by point count below 80 points, where the arms differ:
+    /// Pippenger's window width by point count up to 256 points, where the arms differ:
     /// `(max N, c)`, ascending; then [`LARGE_WINDOWS`], shared; above its last, [`MAX_WINDOW`].
     pub small_windows: &'static [(usize, usize)],
 }
@@ -19,20 +19,15 @@ pub const MAX_WINDOW: usize = 11;
 
 /// Pippenger's window widths above each arm's [`MsmTuning::small_windows`], up to 8,000
 /// points, the same on every arm: `(max N, c)`.
-pub const LARGE_WINDOWS: &[(usize, usize)] = &[
-    (256, 5),
-    (600, 6),
-    (900, 7),
-    (1400, 8),
-    (2600, 9),
-    (8000, 10),
-];
+pub const LARGE_WINDOWS: &[(usize, usize)] =
+    &[(600, 6), (900, 7), (1400, 8), (2600, 9), (8000, 10)];
 
 /// The IFMA arm: its cheap pair additions make Pippenger win from about 9 points, and keep
-/// c = 3 up to 40 and c = 4 up to 80.
+/// c = 3 up to 40, c = 4 up to 80 and c = 5 up to 256 (c = 6 from 129 points measured 3 %
+/// slower at 146 points and a tie at 194: `docs/benchmarks.md`, "c = 6 from 129 points").
 const IFMA: MsmTuning = MsmTuning {
     strauss_max: 8,
-    small_windows: &[(40, 3), (80, 4)],
+    small_windows: &[(40, 3), (80, 4), (256, 5)],
 };
 
 /// The portable arms (what ARM runs): Strauss's method (tables and column sums batch-affine,
@@ -40,20 +35,25 @@ const IFMA: MsmTuning = MsmTuning {
 /// c = 4 from 48 points up). The MSM sweep alone puts the crossover at about 80 (a tie at 84);
 /// in whole batches by one key it came earlier: Strauss 3 % ahead at 44 points, a tie at 52–66,
 /// Pippenger 3 % ahead at 68 (`docs/benchmarks.md`, "Strauss's tables, batch-affine").
+/// c = 6 from 129 points: in whole batches 3 % faster at 194 points (64 distinct keys) and
+/// 1 % at 146, a tie at 122–130, 4–5 % slower at 68 and 82 (`docs/benchmarks.md`, "c = 6 from
+/// 129 points").
 #[cfg(not(nostr_verify_field32))]
 const PORTABLE: MsmTuning = MsmTuning {
     strauss_max: 56,
-    small_windows: &[],
+    small_windows: &[(128, 5)],
 };
 
 /// The portable arm in 10×26-bit limbs (wasm32): Strauss up to 64 points, then Pippenger with
 /// c = 5. A native 10×26 sweep (`NOSTR_VERIFY_FIELD32=1`, `docs/benchmarks.md`) has Strauss
 /// 6 % ahead at 64 points, 2 % at 80 and a tie at 96; the bound stays below that by the margin
 /// the 4×64 build lost between the sweep and whole batches.
+/// c = 5 up to 256 points: c = 6 from 129 measured 2–3 % faster natively (`NOSTR_VERIFY_FIELD32=1`)
+/// but was not measured in wasm, which decides this build's tuning.
 #[cfg(nostr_verify_field32)]
 const PORTABLE: MsmTuning = MsmTuning {
     strauss_max: 64,
-    small_windows: &[],
+    small_windows: &[(256, 5)],
 };
 
 impl MsmTuning {
