@@ -18,9 +18,10 @@ pub struct MsmTuning {
 pub const MAX_WINDOW: usize = 11;
 
 /// Pippenger's window widths above each arm's [`MsmTuning::small_windows`], up to 8,000
-/// points, the same on every arm: `(max N, c)`.
-pub const LARGE_WINDOWS: &[(usize, usize)] =
-    &[(600, 6), (900, 7), (1400, 8), (2600, 9), (8000, 10)];
+/// points, the same on every arm: `(max N, c)`. No c = 7: in whole batches c = 8 was as fast
+/// at 650 points and 2–3 % faster at 770 and 872 on the portable arm, 2 % at 770 on the IFMA
+/// arm (`docs/benchmarks.md`, "c = 8 from 601 points").
+pub const LARGE_WINDOWS: &[(usize, usize)] = &[(600, 6), (1400, 8), (2600, 9), (8000, 10)];
 
 /// The IFMA arm: its cheap pair additions make Pippenger win from about 9 points, and keep
 /// c = 3 up to 40, c = 4 up to 80 and c = 5 up to 256 (c = 6 from 129 points measured 3 %
