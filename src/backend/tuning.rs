@@ -49,8 +49,8 @@ const PORTABLE: MsmTuning = MsmTuning {
 /// c = 5. A native 10×26 sweep (`NOSTR_VERIFY_FIELD32=1`, `docs/benchmarks.md`) has Strauss
 /// 6 % ahead at 64 points, 2 % at 80 and a tie at 96; the bound stays below that by the margin
 /// the 4×64 build lost between the sweep and whole batches.
-/// c = 5 up to 256 points: c = 6 from 129 measured 2–3 % faster natively (`NOSTR_VERIFY_FIELD32=1`)
-/// but was not measured in wasm, which decides this build's tuning.
+/// c = 5 up to 256 points: c = 6 from 129 measured 2–3 % faster natively
+/// (`NOSTR_VERIFY_FIELD32=1`) but was not measured in wasm, which decides this build's tuning.
 #[cfg(nostr_verify_field32)]
 const PORTABLE: MsmTuning = MsmTuning {
     strauss_max: 64,
