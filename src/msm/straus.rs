@@ -113,7 +113,7 @@ fn recode(k: u128, w: usize, point: u32, digits: &mut Vec<StrausDigit>) -> usize
     })
 }
 
-/// How many λ-pairs (a key's ±λP beside ±P) make [`width`] widen the window.
+/// How many λ-pairs (a key's ±λP beside ±P) make [`msm_vartime`] widen the window by one.
 pub const WIDE_PAIRS: usize = 8;
 
 /// The NAF width for `live` (the points with tables built per call) given the base width
