@@ -440,7 +440,7 @@ impl<const N: usize> Lanes<N> {
     /// Squares every lane in place. Four lanes are written out one statement each: the
     /// compiler keeps a loop over the lanes as a loop, and the four squarings in one basic
     /// block overlap better (7.7 against 8.1 ns a squaring in a scratch harness; see
-    /// `docs/experiments.md`, "The square-root lanes written out").
+    /// `docs/benchmarks.md`, "Lift lanes written out").
     #[inline(always)]
     fn square_lanes(r: &mut [FieldElement4x64; N]) {
         if let Ok([a, b, c, d]) = <&mut [FieldElement4x64; 4]>::try_from(&mut r[..]) {
