@@ -145,6 +145,10 @@ pub struct Verifier {
     shared: Option<SharedKeyCache>,
     stats: Stats,
     work: Work,
+    /// Batches left during which a large batch is probed before its equation: set to
+    /// [`narrow::WARY_BATCHES`] by a batch with dense failures, counted down by the others
+    /// (`src/batch/narrow.rs`, "Narrowing", step 1).
+    wary: u32,
 }
 
 impl core::fmt::Debug for Verifier {
@@ -197,6 +201,7 @@ impl Verifier {
             shared: None,
             stats: Stats::default(),
             work: Work::default(),
+            wary: 0,
         }
     }
 
@@ -298,15 +303,23 @@ impl Verifier {
             }
             return ok.iter().all(|&b| b);
         }
-        self.prepare(sigs, threads);
-        Narrowing::new(self, sigs, ok).settle(threads);
+        let unique = self.prepare(sigs, threads);
+        // Signatures that failed their pre-checks make this batch suspect on its own.
+        let wary = self.wary > 0 || self.work.prep.len() != unique;
+        Narrowing::new(self, sigs, ok).settle(threads, wary);
         for i in 0..sigs.len() {
             let d = self.work.dup_of[i];
             if d != u32::MAX {
                 ok[i] = ok[d as usize];
             }
         }
-        ok.iter().all(|&b| b)
+        let invalid = ok.iter().filter(|&&b| !b).count();
+        self.wary = if narrow::dense_failures(invalid, sigs.len()) {
+            narrow::WARY_BATCHES
+        } else {
+            self.wary.saturating_sub(1)
+        };
+        invalid == 0
     }
 
     /// [`Verifier::verify_batch`] using two cores for one large batch (lower latency, same

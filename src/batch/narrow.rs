@@ -5,12 +5,18 @@
 //! the README point here. Every equation while narrowing reuses the batch's lifted points,
 //! challenges and weights. Every `false` verdict is libsecp256k1's own.
 //!
-//! 1. **Probe first.** A batch of [`PROBE_FIRST`] (128) or more has one signature, picked by
-//!    the weights, checked with libsecp256k1 before any equation. If it is invalid, a second
+//! 1. **Probe first, when wary.** A batch of [`PROBE_FIRST`] (128) or more has one signature,
+//!    picked by the weights, checked with libsecp256k1 before any equation, if the verifier
+//!    is wary: one of its last [`WARY_BATCHES`] (8) batches had dense failures (at least two
+//!    invalid signatures and at least one in 16), or this batch has signatures that failed
+//!    their pre-checks (unparsable, or a nonce off the curve). If it is invalid, a second
 //!    one elsewhere is checked: both invalid means dense failures (a flood), and every
 //!    signature is checked one at a time with no equation at all; the second valid means the
 //!    first may have been the only bad one, and it is set aside while the equation runs over
-//!    the rest. A valid probe costs one single check per batch.
+//!    the rest. A valid probe costs one single check per batch, which a verifier of clean
+//!    traffic no longer pays (3 % of a 256-signature batch on the portable arm). The first
+//!    batch of a flood after a quiet spell pays one failed equation before its sample calls
+//!    the failures dense (step 2); the batches after it are probed.
 //! 2. **Sample.** When the equation fails, signatures drawn with the weights are checked one
 //!    at a time: about one per four single checks' worth of the failed equation, twice that
 //!    if the first draw found exactly one invalid, at most [`SAMPLES_MAX`] in all. Two or more
@@ -57,6 +63,17 @@ pub(crate) const LEAF: usize = 4;
 /// From this many signatures on, one signature is checked with libsecp256k1 before the
 /// equation (module doc, "Narrowing", step 1: [`Verifier::settle`]).
 pub(crate) const PROBE_FIRST: usize = 128;
+
+/// After a batch with dense failures (at least two invalid signatures, at least one in 16),
+/// this many batches are probed before their equation (module doc, "Narrowing", step 1).
+pub(crate) const WARY_BATCHES: u32 = 8;
+
+/// Whether `invalid` invalid signatures among `total` are dense failures, the kind that makes
+/// a verifier wary for [`WARY_BATCHES`] batches (module doc, "Narrowing", step 1): a lone
+/// invalid signature is not (narrowing finds it with a few equations), a flood is.
+pub(crate) fn dense_failures(invalid: usize, total: usize) -> bool {
+    invalid >= 2 && invalid * 16 >= total
+}
 
 /// The unit of narrowing's work budget: one libsecp256k1 check with a cached key.
 pub(crate) const SINGLE: u64 = 1000;
@@ -124,14 +141,15 @@ impl<'v, 's, 'a> Narrowing<'v, 's, 'a> {
     }
 
     /// Finds the verdicts of all of `prep`: the batch equation (on `threads`), and narrowing
-    /// if it fails. Steps 1 to 3 of the rules (module doc); returns the final account.
-    pub(super) fn settle(mut self, threads: Threads) -> Budget {
+    /// if it fails. Steps 1 to 3 of the rules (module doc); a large batch is probed first only
+    /// when `wary`. Returns the final account.
+    pub(super) fn settle(mut self, threads: Threads, wary: bool) -> Budget {
         let m = self.v.work.prep.len();
         if m == 0 {
             return self.budget;
         }
         let mut lo = 0;
-        if m >= PROBE_FIRST {
+        if wary && m >= PROBE_FIRST {
             let probe = (self.v.work.prep[m / 2].a as usize) % m;
             let v = self.single(probe);
             if !v {
@@ -376,6 +394,8 @@ mod tests {
             })
             .expect("a secret whose first probe is the bad signature");
         let mut v = Verifier::with_secret(secret);
+        // Wary, as after a flood (a verifier of clean traffic does not probe).
+        v.wary = WARY_BATCHES;
         let mut ok = Vec::new();
         assert!(!v.verify_batch(&refs, &mut ok));
         let want: Vec<bool> = (0..n).map(|i| i != bad).collect();
@@ -384,6 +404,72 @@ mod tests {
         assert_eq!(st.single_checked, 2, "{st:?}");
         assert_eq!((st.batches, st.batches_held), (1, 1), "{st:?}");
         assert_eq!(st.batch_accepted, n as u64 - 1, "{st:?}");
+    }
+
+    /// The probe of step 1 is paid only when wary: a verifier of clean traffic never probes,
+    /// a lone invalid signature does not make it wary, a flood does (its first batch pays one
+    /// failed equation, the next goes one at a time with no equation), and [`WARY_BATCHES`]
+    /// clean batches later it stops probing again.
+    #[test]
+    fn probes_only_when_wary() {
+        let n = PROBE_FIRST;
+        // `signed` spoils index 0 always: its first entry makes the lone invalid batch.
+        let owned = signed(n + 2, usize::MAX);
+        let flood_owned = signed(n, 1);
+        let clean: Vec<SigRef<'_>> = owned[1..=n].iter().map(SigRef::from).collect();
+        let lone: Vec<SigRef<'_>> = owned[..n].iter().map(SigRef::from).collect();
+        let flood: Vec<SigRef<'_>> = flood_owned.iter().map(SigRef::from).collect();
+        let mut v = Verifier::with_secret([9; 32]);
+        // One batch: its verdicts against libsecp256k1's, and (single checks, equations).
+        let run = |v: &mut Verifier, refs: &[SigRef<'_>]| {
+            let before = v.stats();
+            let mut ok = Vec::new();
+            v.verify_batch(refs, &mut ok);
+            let want: Vec<bool> = refs.iter().map(crate::verify_one).collect();
+            assert_eq!(ok, want);
+            let after = v.stats();
+            (
+                after.single_checked - before.single_checked,
+                after.batches - before.batches,
+            )
+        };
+        assert_eq!(run(&mut v, &clean), (0, 1), "clean traffic: no probe");
+        let (singles, _) = run(&mut v, &lone);
+        assert!(
+            singles < n as u64 / 4,
+            "a lone invalid signature: {singles} single checks"
+        );
+        assert_eq!(v.wary, 0, "a lone invalid signature is not a flood");
+        assert_eq!(run(&mut v, &clean), (0, 1), "still no probe");
+        assert_eq!(run(&mut v, &flood), (n as u64, 1), "a flood's first batch");
+        assert_eq!(v.wary, WARY_BATCHES);
+        assert_eq!(run(&mut v, &flood), (n as u64, 0), "probed: no equation");
+        for k in 0..WARY_BATCHES {
+            assert_eq!(
+                run(&mut v, &clean),
+                (1, 1),
+                "clean batch {k} after the flood: probed"
+            );
+        }
+        assert_eq!(v.wary, 0);
+        assert_eq!(run(&mut v, &clean), (0, 1), "wary no more");
+        // A pre-check failure (r ≥ p) makes a batch probe on its own (n + 1 signatures: n
+        // left for the equation).
+        let mut spoiled = owned[1..].to_vec();
+        spoiled[5].2[..32].fill(0xff);
+        let spoiled: Vec<SigRef<'_>> = spoiled.iter().map(SigRef::from).collect();
+        assert_eq!(run(&mut v, &spoiled), (1, 1), "the probe, and the equation");
+        assert_eq!(v.wary, 0, "one bad signature is not a flood");
+    }
+
+    #[test]
+    fn dense_failures_threshold() {
+        assert!(!dense_failures(0, 128));
+        assert!(!dense_failures(1, 4));
+        assert!(dense_failures(2, 32));
+        assert!(!dense_failures(2, 33));
+        assert!(dense_failures(8, 128));
+        assert!(!dense_failures(7, 128));
     }
 
     #[test]
@@ -423,7 +509,7 @@ mod tests {
             let mut v = Verifier::with_secret([k; 32]);
             let mut ok = vec![false; refs.len()];
             v.prepare(&refs, Threads::One);
-            let b = Narrowing::new(&mut v, &refs, &mut ok).settle(Threads::One);
+            let b = Narrowing::new(&mut v, &refs, &mut ok).settle(Threads::One, false);
             assert_eq!(ok, want, "secret {k}");
             let st = v.stats();
             assert!(st.budget_exhausted <= 1, "{st:?}");
