@@ -43,32 +43,36 @@ pub(super) fn spawn_thread(
 impl<E: EventView + Send + 'static> Shared<E> {
     /// Starts one worker thread (counted in `workers` while it runs).
     pub(super) fn spawn_worker(self: &Arc<Self>) -> std::io::Result<()> {
+        // Counted before the thread runs, so that a new worker is never seen missing.
+        self.counters.workers.fetch_add(1, SeqCst);
+        let spawned = self.start_worker_thread();
+        if spawned.is_err() {
+            self.counters.workers.fetch_sub(1, SeqCst);
+        }
+        spawned
+    }
+
+    /// Starts a worker thread that takes over an existing worker's place in `workers`: the
+    /// count is handed over, never raised, so that it never reads more than the workers
+    /// configured (a replacement counted before its predecessor returns would).
+    fn start_worker_thread(self: &Arc<Self>) -> std::io::Result<()> {
         let i = self.next_worker.fetch_add(1, Relaxed);
         let s = Arc::clone(self);
-        // Counted before the thread runs, so that a replacement is never seen missing.
-        self.counters.workers.fetch_add(1, SeqCst);
-        let spawned = spawn_thread(format!("nostr-verify-worker-{i}"), move || {
+        let handle = spawn_thread(format!("nostr-verify-worker-{i}"), move || {
             // The worker's thread-local verifier: this thread belongs to the service, so
             // nothing else sees the attached cache.
             crate::with_thread_verifier(|v| v.set_shared_cache(s.keys.clone()));
-            s.worker_loop();
-            s.counters.workers.fetch_sub(1, SeqCst);
-        });
-        match spawned {
-            Ok(handle) => {
-                lock(&self.threads).push(handle);
-                Ok(())
+            if !s.worker_loop() {
+                s.counters.workers.fetch_sub(1, SeqCst);
             }
-            Err(e) => {
-                self.counters.workers.fetch_sub(1, SeqCst);
-                Err(e)
-            }
-        }
+        })?;
+        lock(&self.threads).push(handle);
+        Ok(())
     }
 
-    /// Runs batches until the queue is closed and empty, or until a batch panics and a new
-    /// thread has taken over.
-    fn worker_loop(self: &Arc<Self>) {
+    /// Runs batches until the queue is closed and empty (returns `false`), or until a batch
+    /// panics and a new thread has taken over this worker's place (returns `true`).
+    fn worker_loop(self: &Arc<Self>) -> bool {
         loop {
             let job = {
                 let mut q = lock(&self.queue);
@@ -78,7 +82,7 @@ impl<E: EventView + Send + 'static> Shared<E> {
                         break job;
                     }
                     if q.closed && q.queued_jobs == 0 {
-                        return;
+                        return false;
                     }
                     // Nothing this worker may take: new batches, finished turns and the end of
                     // another peer's activity window wake it.
@@ -100,9 +104,9 @@ impl<E: EventView + Send + 'static> Shared<E> {
                 self.counters.lost.fetch_add(n, Relaxed);
                 // The thread-local verifier may have been left mid-operation: hand over to a
                 // fresh thread. If the OS refuses one, carry on here rather than lose a worker.
-                if self.spawn_worker().is_ok() {
+                if self.start_worker_thread().is_ok() {
                     self.counters.workers_replaced.fetch_add(1, Relaxed);
-                    return;
+                    return true;
                 }
             }
         }
