@@ -11,6 +11,9 @@
 # the reproducer's path and the command that replays it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The targets build with fuzz/Cargo.toml's release profile (line tables for crash reports):
+# profile overrides from the environment (.ci/run exports some for its test builds) are dropped.
+unset CARGO_PROFILE_RELEASE_LTO CARGO_PROFILE_RELEASE_CODEGEN_UNITS CARGO_PROFILE_RELEASE_DEBUG
 source fuzz/libfuzzer.sh
 secs=${FUZZ_SECONDS:-60}
 # FUZZ_TARGETS: a space-separated subset (default: all five).
