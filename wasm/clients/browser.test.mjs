@@ -1,0 +1,153 @@
+// The six client libraries in headless Chromium, each bundled by esbuild (page/NAME.mjs) with
+// the browsers' package's tap (../pkg-web/tap.js), fetching real events plus forged copies
+// from two local relays (relay.mjs, started here in node, on 127.0.0.1) through
+// `tap.WebSocket`, with verification in the tap's module Web Worker (the default). One
+// Chromium session for all six (driven like wasm/bench/chromium.mjs: Debian's chromium through
+// chromedriver, wasm/ served from 127.0.0.1); each library gets its own page load and tap.
+// Asserted per library, as in node.test.mjs: it delivers exactly the valid events, each once,
+// all before its EOSE/completion; no forged event; the forged copies relay B sends first do not
+// suppress relay A's valid ones; the tap counts every dropped event against the relay that sent
+// it; verification ran in the worker, in batches. Run by run.sh.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdirSync, rmSync, existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+import { withChromium, sleep } from "../bench/chromium.mjs";
+import { loadCorpus, missingReason, scenario } from "./corpus.mjs";
+import { startRelay } from "./relay.mjs";
+
+const here = fileURLToPath(new URL("./", import.meta.url)); // wasm/clients/
+const root = fileURLToPath(new URL("../", import.meta.url)); // wasm/ (served)
+const allLibs = ["nostr-tools", "ndk", "rx-nostr", "nostr-fetch", "applesauce", "welshman"];
+// CLIENTS_BROWSER_LIBS=a,b runs only those (while debugging one).
+const libs = process.env.CLIENTS_BROWSER_LIBS ? process.env.CLIENTS_BROWSER_LIBS.split(",") : allLibs;
+
+const canonical = (e) => JSON.stringify([e.id, e.pubkey, e.created_at, e.kind, e.tags, e.content, e.sig]);
+const hostOf = (url) => new URL(url).host;
+
+/** Bundles page/NAME.mjs for every library into page/build/ (ES modules for browsers). */
+async function bundle() {
+  const outdir = `${here}page/build`;
+  rmSync(outdir, { recursive: true, force: true });
+  mkdirSync(outdir, { recursive: true });
+  await build({
+    entryPoints: libs.map((lib) => `${here}page/${lib}.mjs`),
+    outdir,
+    bundle: true,
+    splitting: true,
+    format: "esm",
+    platform: "browser",
+    target: "es2022",
+    // welshman opens its sockets with isomorphic-ws's class only: the bundle gets a stand-in
+    // that opens the tap's.
+    alias: { "isomorphic-ws": `${here}page/welshman-ws.mjs` },
+    logLevel: "warning",
+  });
+}
+
+const corpus = loadCorpus();
+
+test("six client libraries through the tap in headless Chromium", { skip: corpus ? false : missingReason(), timeout: 300_000 }, async (t) => {
+  for (const f of ["tap.js", "tap-worker.js", "nostr_verify_wasm.js", "nostr_verify_wasm_bg.wasm"]) {
+    assert.ok(existsSync(`${root}pkg-web/${f}`), `wasm/pkg-web/${f} missing: run wasm/build.sh first`);
+  }
+  const sc = scenario(corpus, { count: Number(process.env.CLIENTS_BROWSER_EVENTS || 2000) });
+  const validA = sc.a.items.filter((it) => it.valid).length;
+  const validB = sc.b.items.filter((it) => it.valid).length;
+  // Relay A answers late, so that B's forged copies of A's events arrive first.
+  const relayA = await startRelay({ events: sc.a.items.map((it) => it.json), delayMs: 150 });
+  const relayB = await startRelay({ events: sc.b.items.map((it) => it.json), forged: sc.b.forged, first: sc.b.first });
+  try {
+    const t0 = performance.now();
+    await bundle();
+    t.diagnostic(`esbuild: six bundles in ${(performance.now() - t0).toFixed(0)} ms`);
+    const want = new Set([...sc.valid.values()].map(canonical));
+    const wantIds = new Set(sc.valid.keys());
+    const forgedFirstIds = new Set(sc.b.first.map((e) => e.id));
+    const config = {
+      relays: [relayA.url, relayB.url],
+      filter: {},
+      settleMs: 300,
+      timeoutMs: 60_000,
+      workerUrl: "/pkg-web/tap-worker.js",
+    };
+    await withChromium(root, async (browser) => {
+      t.diagnostic(`Chromium ${browser.version}`);
+      for (const lib of libs) {
+        await t.test(lib, async () => {
+          const sentA = relayA.stats();
+          const sentB = relayB.stats();
+          const t1 = performance.now();
+          await browser.open(`clients/page/index.html?lib=${lib}`);
+          let state;
+          for (;;) {
+            state = await browser.exec("return window.__result ? window.__result.state : 'no page';");
+            if (state === "done" || state === "error") break;
+            await sleep(50);
+          }
+          const r = await browser.exec("return window.__result;");
+          assert.equal(r.state, "done", `${lib}: ${r.error}`);
+          const { relays: _, ...totals } = r.stats;
+          t.diagnostic(`${lib}: ${r.delivered.length} events in ${r.ms.toFixed(0)} ms (page ${(performance.now() - t1).toFixed(0)} ms); tap ${JSON.stringify(totals)}`);
+          assert.ok(r.done, `${lib}: no EOSE/completion`);
+          assert.equal(r.late, 0, `${lib}: events delivered after its EOSE/completion`);
+          // Each once.
+          const seen = new Set();
+          const dups = r.delivered.filter((c) => (seen.has(c) ? true : (seen.add(c), false)));
+          assert.equal(dups.length, 0, `${lib}: ${dups.length} events delivered more than once (kinds ${dups.map((c) => JSON.parse(c)[3])})`);
+          // No forged event: nothing delivered that is not a valid corpus event, field for field.
+          const foreign = r.delivered.filter((c) => !want.has(c));
+          const forgedIds = foreign.map((c) => JSON.parse(c)[0]).filter((id) => sc.forgedIds.has(id) || wantIds.has(id));
+          assert.equal(foreign.length, 0, `${lib}: ${foreign.length} events that are not valid corpus events (${forgedIds.length} forged copies)`);
+          // Every valid event, the forged-first ones included.
+          const missing = [...want].filter((c) => !seen.has(c));
+          const suppressed = missing.filter((c) => forgedFirstIds.has(JSON.parse(c)[0]));
+          assert.equal(missing.length, 0, `${lib}: ${missing.length} valid events missing (${suppressed.length} of them had a forged copy sent first)`);
+          assert.equal(r.delivered.length, want.size);
+          // The tap's counts, per relay.
+          const s = r.stats;
+          assert.equal(s.worker, true, `${lib}: the tap did not verify in its Web Worker`);
+          assert.ok(s.batches >= 1 && s.maxBatchSize > 1 && s.batches < s.verified, `${lib}: not verified in batches: ${JSON.stringify(s)}`);
+          const per = {};
+          for (const [url, st] of Object.entries(s.relays)) per[hostOf(url)] = st;
+          const a = per[hostOf(relayA.url)];
+          const b = per[hostOf(relayB.url)];
+          assert.ok(a && b, `${lib}: the tap saw relays ${Object.keys(s.relays)}`);
+          // The tap saw every EVENT frame each relay sent, and each was delivered or dropped.
+          const reqs = { a: relayA.stats().reqs - sentA.reqs, b: relayB.stats().reqs - sentB.reqs };
+          assert.equal(a.events, relayA.stats().events - sentA.events, `${lib}: relay A's EVENT frames`);
+          assert.equal(b.events, relayB.stats().events - sentB.events, `${lib}: relay B's EVENT frames`);
+          for (const [name, x] of [["A", a], ["B", b]]) {
+            const d = x.dropped;
+            assert.equal(x.events, x.delivered + d.invalidId + d.invalidSig + d.malformed, `${lib}: relay ${name}: ${JSON.stringify(x)}`);
+          }
+          // Every forged event counted against relay B, which sent it; relay A only sent the
+          // corpus' own invalid events (bad ids). With one REQ per relay the counts are exact;
+          // nostr-fetch pages through the relays (REQ with until = the oldest event so far), so
+          // the events at a page's boundary come twice.
+          const wantA = { delivered: validA, dropped: { invalidId: sc.invalidReal.a, invalidSig: 0, malformed: 0 } };
+          const wantB = { delivered: validB, dropped: { invalidId: sc.invalidReal.b + sc.forgedBy.badId, invalidSig: sc.forgedBy.badSig, malformed: 0 } };
+          const gotA = { delivered: a.delivered, dropped: a.dropped };
+          const gotB = { delivered: b.delivered, dropped: b.dropped };
+          if (reqs.a === 1 && reqs.b === 1) {
+            assert.deepEqual(gotA, wantA, `${lib}: relay A (honest but for the corpus' own invalid events)`);
+            assert.deepEqual(gotB, wantB, `${lib}: relay B (the forger)`);
+          } else {
+            t.diagnostic(`${lib}: ${reqs.a} and ${reqs.b} REQs: relay A ${JSON.stringify(gotA)}, relay B ${JSON.stringify(gotB)}`);
+            assert.ok(reqs.a >= 1 && reqs.b >= 1, `${lib}: REQs ${JSON.stringify(reqs)}`);
+            for (const [got, want, name] of [[gotA, wantA, "A"], [gotB, wantB, "B"]]) {
+              assert.ok(got.delivered >= want.delivered, `${lib}: relay ${name}: ${JSON.stringify(got)}, at least ${JSON.stringify(want)}`);
+              for (const k of ["invalidId", "invalidSig", "malformed"]) {
+                assert.ok(got.dropped[k] >= want.dropped[k] && (want.dropped[k] > 0 || got.dropped[k] === 0), `${lib}: relay ${name}: ${JSON.stringify(got)}, at least ${JSON.stringify(want)}`);
+              }
+            }
+          }
+        });
+      }
+    }, { "/config.json": JSON.stringify(config) });
+  } finally {
+    await relayA.close();
+    await relayB.close();
+  }
+});
