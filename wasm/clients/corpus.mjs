@@ -120,13 +120,24 @@ export function forge(event, how, seed = 1) {
 }
 
 /**
- * Two relays for one fetch. From `count` corpus lines (every `stride`th line from `offset`;
+ * Whether a scenario uses the item: not a deletion (kind 5: EventStores apply them, which is not
+ * verification) and not expired (NIP-40: relays do not serve them, rx-nostr and applesauce drop them).
+ */
+export function served(it) {
+  if (it.event.kind === 5) return false;
+  const exp = it.event.tags.find((t) => t[0] === "expiration");
+  return !(exp && Number(exp[1]) <= Date.now() / 1000);
+}
+
+/**
+ * Two relays for one fetch (corpus items that are `served`). From `count` corpus lines (every `stride`th line from `offset`;
  * the corpus' invalid lines always included, spread over the three parts), relay A stores the
  * first 2/3 and relay B the last 2/3 (a third served by both). B also stores, for every
  * `forgeEvery`th valid event that only A serves, a forged copy of it (alternately "badId" and
  * "badSig") in `first` (to be sent first, before anything else: the forged-first copies), and
  * for every `forgeEvery`th valid event that B serves, a forged copy in `forged` (mixed into B's
  * answer, just before the valid copy), plus `newIds` forged events of kind "newId" in `forged`.
+ * With `seed` (0: none) the picked lines are shuffled before they are split.
  *
  * Returns { a: { items }, b: { items, first, forged }, valid: Map(id -> event), invalidReal:
  * { a, b } (counts of the corpus' own invalid events each relay stores, all with a bad id),
@@ -134,13 +145,21 @@ export function forge(event, how, seed = 1) {
  * forgeries' ids (new ids included) }. items are corpus items ({ json, event, ... }); first and
  * forged are event objects.
  */
-export function scenario(corpus, { count = 6000, offset = 0, stride = 1, forgeEvery = 3, newIds = 5 } = {}) {
-  const all = corpus.items;
+export function scenario(corpus, { count = 6000, offset = 0, stride = 1, forgeEvery = 3, newIds = 5, seed = 47 } = {}) {
+  const all = corpus.items.filter(served);
   const picked = [];
   for (let i = offset; i < all.length && picked.length < count; i += stride) picked.push(all[i]);
   // The corpus' invalid lines, spread over the three parts (only A, both, only B).
   const missing = all.filter((it) => !it.valid && !picked.includes(it));
   missing.forEach((it, j) => picked.splice(Math.floor(((j + 0.5) * picked.length) / missing.length), 0, it));
+  if (seed) {
+    // A deterministic shuffle, so that each part holds every kind of event (and invalid ones).
+    const r = rng(seed);
+    for (let i = picked.length - 1; i > 0; i--) {
+      const j = r() % (i + 1);
+      [picked[i], picked[j]] = [picked[j], picked[i]];
+    }
+  }
   const third = Math.floor(picked.length / 3);
   const aItems = picked.slice(0, picked.length - third);
   const bItems = picked.slice(third);

@@ -126,7 +126,7 @@ export async function startRelay({ events = [], forged = [], first = [], delayMs
       if (ws.readyState !== ws.OPEN) return;
       const head = `["EVENT",${JSON.stringify(sub)},`;
       for (const x of firsts) {
-        if (filters.some((f) => matches(f, x.event))) {
+        if (filters.some((f) => f.limit !== 0 && matches(f, x.event))) {
           ws.send(head + x.json + "]");
           st.events++;
         }

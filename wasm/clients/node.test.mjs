@@ -1,0 +1,308 @@
+// The WebSocket tap of wasm/pkg-node with six Nostr client libraries (nostr-tools, NDK, rx-nostr,
+// nostr-fetch, applesauce, welshman), each fetching the real events of ../shared/data from two
+// local relays (relay.mjs), one of which also sends forged copies: a bad id, a bad signature,
+// and forged copies sent before the other relay's valid copy. Also the tap's batch verifier
+// against nostr-tools' verifyEvent, and the relay itself. Run by wasm/clients/run.sh after
+// wasm/build.sh; node 20 has no global WebSocket, so the tap wraps the `ws` package.
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { createRequire } from "node:module";
+import { existsSync } from "node:fs";
+import { verifyEvent as nostrToolsVerify } from "nostr-tools/pure";
+import { startRelay } from "./relay.mjs";
+import { eventHash, forge, loadCorpus, missingReason, rng, scenario } from "./corpus.mjs";
+import { libraries, nostrTools, rxNostr } from "./harness.mjs";
+
+const require = createRequire(import.meta.url);
+const WS = require("ws");
+const pkgDir = new URL("../pkg-node/", import.meta.url).pathname;
+
+/** The package under test; fails (does not skip) when it or its tap is missing. */
+function nv() {
+  if (!existsSync(`${pkgDir}tap.js`)) throw new Error(`${pkgDir}tap.js missing: run wasm/build.sh (or wasm/package/tap/assemble.sh)`);
+  return require(pkgDir);
+}
+
+const corpus = loadCorpus();
+const skip = corpus ? false : missingReason();
+
+/** nostr-tools' verdict; a throw counts as false. */
+function reference(e) {
+  try {
+    return nostrToolsVerify(e) === true;
+  } catch {
+    return false;
+  }
+}
+
+/** The stats of every socket the tap opened to the relay at `url` (keys differ by a trailing "/"), summed. */
+function relayStats(tap, url) {
+  const host = new URL(url).host;
+  const sum = { sockets: 0, frames: 0, events: 0, delivered: 0, dropped: { invalidId: 0, invalidSig: 0, malformed: 0 }, closedForForgery: 0 };
+  for (const [k, s] of Object.entries(tap.stats().relays)) {
+    if (new URL(k).host !== host) continue;
+    for (const f of ["sockets", "frames", "events", "delivered", "closedForForgery"]) sum[f] += s[f] ?? 0;
+    for (const f of Object.keys(sum.dropped)) sum.dropped[f] += s.dropped?.[f] ?? 0;
+  }
+  return sum;
+}
+
+/** What the library handed over: exactly the valid events, each once, before completion, nothing forged. */
+function checkDelivered(what, r, valid, forgedIds) {
+  assert.deepEqual(r.after.map((e) => e.id), [], `${what}: events handed over after the EOSE/completion`);
+  const seen = new Set();
+  for (const e of r.before) {
+    assert.ok(!seen.has(e.id), `${what}: ${e.id} delivered twice`);
+    seen.add(e.id);
+    const v = valid.get(e.id);
+    assert.ok(v, `${what}: delivered ${e.id}, which is not a valid event${forgedIds.has(e.id) ? " (a forgery)" : ""}`);
+    assert.equal(e.sig, v.sig, `${what}: ${e.id} delivered with a forged signature`);
+    assert.equal(e.content, v.content, `${what}: ${e.id} delivered with forged content`);
+    assert.equal(eventHash(e), e.id, `${what}: ${e.id} delivered with another hash`);
+  }
+  const missing = [...valid.keys()].filter((id) => !seen.has(id));
+  assert.equal(missing.length, 0, `${what}: ${missing.length} of ${valid.size} valid events never delivered, e.g. ${missing.slice(0, 3)}`);
+}
+
+describe("the six libraries through the tap", { skip }, () => {
+  let s;
+  let relayA;
+  let relayB;
+  let filter;
+  before(async () => {
+    s = scenario(corpus);
+    // A is honest and answers 150 ms after a REQ; B answers at once, its forged-first copies
+    // first, and mixes forged copies into its answer (each just before its own valid copy).
+    relayA = await startRelay({ events: s.a.items.map((it) => it.json), delayMs: 150 });
+    relayB = await startRelay({ events: s.b.items.map((it) => it.json), first: s.b.first, forged: s.b.forged });
+    filter = { kinds: [...new Set([...s.a.items, ...s.b.items].map((it) => it.event.kind))].sort((x, y) => x - y) };
+    assert.ok(s.valid.size > 5000 && s.b.first.length > 100 && s.b.forged.length > 100, "the scenario is smaller than expected");
+    assert.ok(s.invalidReal.a > 0 && s.invalidReal.b > 0, "each relay serves some of the corpus' invalid events");
+    // No forgery passes nostr-tools' verifyEvent, and every event of `valid` does.
+    for (const f of [...s.b.first, ...s.b.forged]) assert.equal(reference({ ...f }), false, `forgery ${f.id} verifies`);
+    for (const e of s.valid.values()) assert.equal(reference({ ...e }), true, `valid ${e.id} does not verify`);
+  });
+  after(async () => {
+    await relayA?.close();
+    await relayB?.close();
+  });
+
+  const modes = [
+    ["nostr-tools", { worker: true }],
+    ["nostr-tools", { worker: false }],
+    ["ndk", {}],
+    ["rx-nostr", {}],
+    ["nostr-fetch", {}],
+    ["applesauce", {}],
+    ["welshman", {}],
+  ];
+  for (const [name, opts] of modes) {
+    test(`${name}${opts.worker === false ? " (inline verification)" : ""}: exactly the valid events, each once, before completion; forgeries counted per relay`, async () => {
+      const tap = nv().tapWebSocket(WS, opts);
+      try {
+        const r = await libraries[name]({ urls: [relayA.url, relayB.url], filter, WebSocket: WS, tap });
+        checkDelivered(name, r, s.valid, s.forgedIds);
+        const st = tap.stats();
+        assert.equal(st.pending, 0, "events still pending in the tap");
+        assert.equal(st.worker, opts.worker !== false, "stats().worker");
+        const a = relayStats(tap, relayA.url);
+        const b = relayStats(tap, relayB.url);
+        for (const [which, x] of [["A", a], ["B", b]]) {
+          assert.ok(x.sockets >= 1, `${which}: no socket`);
+          const dropped = x.dropped.invalidId + x.dropped.invalidSig + x.dropped.malformed;
+          assert.equal(x.events, x.delivered + dropped, `${which}: events != delivered + dropped`);
+          assert.equal(x.dropped.malformed, 0, `${which}: malformed`);
+          assert.equal(x.closedForForgery, 0, `${which}: closed for forgery`);
+        }
+        // Forged events are counted against B, which sent them; A sent only the corpus' own bad ids.
+        const reqs = { a: relayA.stats().reqs, b: relayB.stats().reqs };
+        const exact = name !== "nostr-fetch"; // it pages (until = the oldest event seen): a second REQ re-sends some
+        const cmp = exact ? assert.equal : (x, y, m) => assert.ok(x >= y, `${m}: ${x} < ${y}`);
+        cmp(a.dropped.invalidId, s.invalidReal.a, "A: invalidId");
+        assert.equal(a.dropped.invalidSig, 0, "A: invalidSig");
+        cmp(b.dropped.invalidId, s.invalidReal.b + s.forgedBy.badId, "B: invalidId");
+        cmp(b.dropped.invalidSig, s.forgedBy.badSig, "B: invalidSig");
+        // The library's own hook: true for what the tap delivered, false for the forged copies.
+        for (const e of r.before.slice(0, 200)) assert.equal(tap.verifyEvent(e), true, `tap.verifyEvent(${e.id})`);
+        for (const f of s.b.first.slice(0, 50)) assert.equal(tap.verifyEvent(f), false, `tap.verifyEvent(forged ${f.id})`);
+        test.diagnostic?.(`${name}: ${r.before.length} events in ${r.ms.toFixed(0)} ms; REQs ${reqs.a}/${reqs.b}; batches ${st.batches}, max batch ${st.maxBatchSize}, max latency ${st.maxLatencyMs} ms`);
+      } finally {
+        await tap.close();
+      }
+    });
+  }
+
+  test("closeAfterForged: the forging relay's socket is closed, the honest relay's events still arrive (nostr-tools)", async () => {
+    const tap = nv().tapWebSocket(WS, { closeAfterForged: 10 });
+    try {
+      const r = await nostrTools({ urls: [relayA.url, relayB.url], filter, WebSocket: WS, tap });
+      const onlyA = new Map(s.a.items.filter((it) => it.valid).map((it) => [it.event.id, it.event]));
+      // Nothing forged, nothing twice, nothing after EOSE; every valid event A serves.
+      const seen = new Set();
+      for (const e of [...r.before, ...r.after]) {
+        assert.ok(!seen.has(e.id), `${e.id} twice`);
+        seen.add(e.id);
+        const v = s.valid.get(e.id);
+        assert.ok(v && v.sig === e.sig && v.content === e.content, `forged ${e.id} delivered`);
+      }
+      const missing = [...onlyA.keys()].filter((id) => !seen.has(id));
+      assert.equal(missing.length, 0, `${missing.length} of A's ${onlyA.size} valid events missing`);
+      const a = relayStats(tap, relayA.url);
+      const b = relayStats(tap, relayB.url);
+      assert.equal(a.closedForForgery, 0, "A closed");
+      assert.ok(b.closedForForgery >= 1, "B not closed for forgery");
+      // B was cut off after 10 forged events (a batch may hold a few more), long before its ~900.
+      const forged = b.dropped.invalidId + b.dropped.invalidSig;
+      assert.ok(forged >= 10 && forged < s.b.first.length + s.b.forged.length, `B: ${forged} forged events counted`);
+    } finally {
+      await tap.close();
+    }
+  });
+
+  test("rx-nostr without the tap, with createBatchVerifier's verify as its verifier", async () => {
+    const bv = nv().createBatchVerifier();
+    try {
+      const r = await rxNostr({ urls: [relayA.url, relayB.url], filter, WebSocket: WS, verifier: bv.verify });
+      checkDelivered("rx-nostr + batch verifier", r, s.valid, s.forgedIds);
+      const st = bv.stats();
+      assert.ok(st.verified >= s.valid.size, `verified ${st.verified}`);
+      assert.ok(st.maxBatchSize > 1, `no batch: max batch size ${st.maxBatchSize}`);
+      test.diagnostic?.(`batch verifier: ${st.batches} batches, ${st.verified} events, max batch ${st.maxBatchSize}`);
+    } finally {
+      await bv.close();
+    }
+  });
+});
+
+test("without the tap, nostr-tools' SimplePool loses valid events to forged copies another relay sends first", { skip }, async () => {
+  const s = scenario(corpus, { count: 600 });
+  const relayA = await startRelay({ events: s.a.items.map((it) => it.json), delayMs: 400 });
+  const relayB = await startRelay({ events: s.b.items.map((it) => it.json), first: s.b.first, forged: s.b.forged });
+  try {
+    const filter = { kinds: [...new Set([...s.a.items, ...s.b.items].map((it) => it.event.kind))] };
+    const r = await nostrTools({ urls: [relayA.url, relayB.url], filter, WebSocket: WS });
+    const got = new Set(r.before.map((e) => e.id));
+    for (const e of r.before) assert.ok(s.valid.get(e.id)?.sig === e.sig && s.valid.get(e.id).content === e.content, `forged ${e.id}`);
+    // Every valid event whose forged copy B sent first is lost: the pool marked its id as seen
+    // before verifying the forgery.
+    const lost = s.b.first.filter((f) => !got.has(f.id));
+    assert.equal(lost.length, s.b.first.length, `${s.b.first.length - lost.length} forged-first events survived`);
+    test.diagnostic?.(`stock SimplePool: ${got.size} of ${s.valid.size} valid events delivered; ${lost.length} forged-first copies suppressed theirs`);
+  } finally {
+    await relayA.close();
+    await relayB.close();
+  }
+});
+
+/** Malformed inputs: each must get false, and none may throw or reject. */
+function malformed(base) {
+  const out = [null, undefined, 0, 42, "", "{}", [], {}, true, Symbol("x"), () => 1, new Uint8Array(64)];
+  const drop = (k) => {
+    const e = { ...base };
+    delete e[k];
+    return e;
+  };
+  for (const k of ["id", "pubkey", "created_at", "kind", "tags", "content", "sig"]) out.push(drop(k));
+  out.push({ ...base, id: 7 }, { ...base, sig: 7 }, { ...base, sig: base.sig.toUpperCase() }, { ...base, id: base.id.toUpperCase() });
+  out.push({ ...base, sig: base.sig.slice(2) }, { ...base, sig: `${base.sig}00` }, { ...base, pubkey: base.pubkey.slice(2) }, { ...base, id: `z${base.id.slice(1)}` });
+  out.push({ ...base, kind: "1" }, { ...base, created_at: "1" }, { ...base, content: 5 }, { ...base, tags: "t" }, { ...base, tags: ["t"] }, { ...base, tags: [[5]] });
+  out.push({ ...base, kind: NaN }, { ...base, created_at: Infinity }, { ...base, content: "x".repeat(1 << 20) });
+  const getter = { ...base };
+  Object.defineProperty(getter, "content", { get() { throw new Error("getter"); }, enumerable: true });
+  out.push(getter);
+  out.push(new Proxy({ ...base }, { get() { throw new Error("proxy"); } }));
+  const cyclic = { ...base, tags: [] };
+  cyclic.tags.push(cyclic.tags);
+  out.push(cyclic);
+  return out;
+}
+
+for (const worker of [true, false]) {
+  test(`createBatchVerifier (worker: ${worker}) agrees with nostr-tools on real, mutated and malformed events`, { skip }, async () => {
+    const bv = nv().createBatchVerifier({ worker });
+    try {
+      const r = rng(47);
+      const real = corpus.items.map((it) => it.event);
+      const mutated = [];
+      for (let i = 0; i < 400; i++) {
+        const e = real[r() % real.length];
+        mutated.push(forge(e, ["badId", "badSig", "newId"][i % 3], i + 1));
+      }
+      const events = [...real, ...mutated];
+      const want = events.map((e) => reference(structuredClone(e)));
+      assert.ok(want.includes(true) && want.includes(false));
+      assert.equal(want.slice(0, real.length).filter((v) => !v).length, corpus.items.filter((it) => !it.valid).length, "nostr-tools and the index disagree");
+      // All at once (one or a few batches), then in small groups with pauses (many batches).
+      const got = await Promise.all(events.map((e) => bv.verify(structuredClone(e))));
+      events.forEach((e, i) => assert.equal(got[i], want[i], `event ${i} (${e.id})`));
+      for (let i = 0; i < 60; i += 3) {
+        const part = await Promise.all(events.slice(i, i + 3).map((e) => bv.verify(structuredClone(e))));
+        part.forEach((v, j) => assert.equal(v, want[i + j], `event ${i + j} in a small batch`));
+      }
+      const bad = malformed(real[0]);
+      const mixed = [real[1], ...bad, real[2]];
+      const verdicts = await Promise.all(mixed.map((e) => bv.verify(e)));
+      assert.equal(verdicts[0], true, "the valid event before the malformed ones");
+      assert.equal(verdicts.at(-1), true, "the valid event after the malformed ones");
+      verdicts.slice(1, -1).forEach((v, i) => assert.equal(v, false, `malformed input ${i}`));
+      const st = bv.stats();
+      assert.ok(st.maxBatchSize > 100, `max batch ${st.maxBatchSize}: calls made together were not batched`);
+    } finally {
+      await bv.close();
+    }
+  });
+}
+
+describe("relay.mjs", () => {
+  const mk = (i, kind, created_at, tags = []) => ({ id: i.toString(16).padStart(64, "0"), pubkey: (i % 3).toString(16).padStart(64, "a"), created_at, kind, tags, content: `e${i}`, sig: "0".repeat(128) });
+  const events = [mk(1, 1, 100), mk(2, 1, 200, [["p", "x"]]), mk(3, 7, 300), mk(4, 1, 400, [["e", "y"]]), mk(5, 0, 500)];
+  let relay;
+  let ws;
+  const inbox = [];
+  const waitFor = async (pred) => {
+    for (let i = 0; i < 100; i++) {
+      const m = inbox.find(pred);
+      if (m) return m;
+      await new Promise((ok) => setTimeout(ok, 10));
+    }
+    throw new Error("no such message");
+  };
+  const req = async (sub, ...filters) => {
+    ws.send(JSON.stringify(["REQ", sub, ...filters]));
+    await waitFor((m) => m[0] === "EOSE" && m[1] === sub);
+    return inbox.filter((m) => m[0] === "EVENT" && m[1] === sub).map((m) => m[2].content);
+  };
+  before(async () => {
+    relay = await startRelay({ events: [...events.slice(0, 4), JSON.stringify(events[4])], first: [{ ...events[0], content: "forged" }] });
+    ws = new WS(relay.url);
+    ws.on("message", (d) => inbox.push(JSON.parse(d.toString())));
+    await new Promise((ok, fail) => (ws.once("open", ok), ws.once("error", fail)));
+  });
+  after(async () => {
+    ws?.close();
+    await relay?.close();
+  });
+  test("filters, newest first, forged-first copies, bad requests", async () => {
+    assert.deepEqual(await req("a", { kinds: [7, 0] }), ["e5", "e3"]);
+    assert.deepEqual(await req("b", { kinds: [1], limit: 2 }), ["forged", "e4", "e2"]);
+    assert.deepEqual(await req("c", { since: 200, until: 400 }), ["e4", "e3", "e2"]);
+    // Events 1 and 4 share an author (and the forged copy of 1 goes first).
+    assert.deepEqual(await req("d", { ids: [events[2].id] }, { authors: [events[3].pubkey] }), ["forged", "e4", "e3", "e1"]);
+    assert.deepEqual(await req("e", { "#p": ["x"] }, { "#e": ["y"] }), ["e4", "e2"]);
+    assert.deepEqual(await req("f", { limit: 0 }), []);
+    ws.send(JSON.stringify(["REQ", "g", { kinds: "1" }]));
+    assert.match((await waitFor((m) => m[0] === "CLOSED" && m[1] === "g"))[2], /^error: kinds/);
+    ws.send(JSON.stringify(["REQ", 5, {}]));
+    await waitFor((m) => m[0] === "CLOSED" && m[1] === "");
+    ws.send("not json");
+    await waitFor((m) => m[0] === "NOTICE");
+    ws.send(JSON.stringify(["COUNT", "h", { kinds: [1] }]));
+    assert.deepEqual((await waitFor((m) => m[0] === "COUNT")).slice(1), ["h", { count: 3 }]);
+    ws.send(JSON.stringify(["EVENT", events[0]]));
+    assert.equal((await waitFor((m) => m[0] === "OK"))[2], false);
+    ws.send(JSON.stringify(["CLOSE", "a"]));
+    const st = relay.stats();
+    assert.equal(st.connections, 1);
+    assert.ok(st.reqs >= 6 && st.closed === 2);
+  });
+});
