@@ -1,18 +1,5 @@
-// nostr-tools' SimplePool through the tap: the tap's socket class as its WebSocket, the tap's
-// synchronous verifyEvent as its hook (the pool would otherwise verify every event again).
-import { SimplePool } from "nostr-tools/pool";
-import { start } from "./harness.mjs";
+// The nostr-tools client of ../harness.mjs (its recipe with the tap), in the page: see page.mjs.
+import { nostrTools } from "../harness.mjs";
+import { start } from "./page.mjs";
 
-start("nostr-tools", ({ tap, relays, filter, rec }) =>
-  new Promise((resolve) => {
-    const pool = new SimplePool({ websocketImplementation: tap.WebSocket, verifyEvent: tap.verifyEvent });
-    const sub = pool.subscribeMany(relays, filter, {
-      onevent: (event) => rec.event(event),
-      oneose() {
-        rec.done();
-        sub.close();
-        pool.destroy();
-        resolve();
-      },
-    });
-  }));
+start("nostr-tools", nostrTools);

@@ -1,0 +1,50 @@
+// The page's side of wasm/clients/browser.test.mjs, shared by the six library bundles (NAME.mjs):
+// makes a tap over the browser's own WebSocket class (verification in the tap's module Web
+// Worker, the default), runs one library's client from ../harness.mjs (the same recipes as
+// node.test.mjs) against the test's two relays through it, and leaves the outcome in
+// window.__result for the test to read:
+//   { lib, state: "done" | "error", error, delivered: [canonical JSON of each event the library
+//     handed over before its EOSE/completion, in order], late: [the same, after it], ms,
+//     verifyEvent: { delivered, forged, sameIdSig } (how many of the delivered events, of
+//     config.forged and of config.sameIdSig tap.verifyEvent accepted), stats: tap.stats() }
+// /config.json (served by the test): { relays, filter, settleMs, timeoutMs, workerUrl, forged,
+// sameIdSig }.
+import { tapWebSocket } from "../../pkg-web/tap.js";
+
+/** The event as the test compares it: every field, so that a forged copy of a valid event shows. */
+const canonical = (e) => JSON.stringify([e.id, e.pubkey, e.created_at, e.kind, e.tags, e.content, e.sig]);
+
+/** Runs `client` (a function of ../harness.mjs) through a new tap; see above. */
+export async function start(lib, client) {
+  const out = { lib, state: "running" };
+  window.__result = out;
+  let tap = null;
+  try {
+    const cfg = await (await fetch("/config.json")).json();
+    // esbuild bundles tap.js but not its worker (nor `new URL("./tap-worker.js",
+    // import.meta.url)`): the worker is served beside the package's other files, and the tap is
+    // told where.
+    tap = tapWebSocket(globalThis.WebSocket, { workerUrl: new URL(cfg.workerUrl, location.href) });
+    await tap.ready;
+    const r = await client({
+      urls: cfg.relays,
+      filter: cfg.filter,
+      WebSocket: globalThis.WebSocket,
+      tap,
+      settleMs: cfg.settleMs,
+      timeoutMs: cfg.timeoutMs,
+    });
+    const verifyEvent = {
+      delivered: r.before.filter((e) => tap.verifyEvent(e)).length,
+      forged: cfg.forged.filter((e) => tap.verifyEvent(e)).length,
+      sameIdSig: cfg.sameIdSig.filter((e) => tap.verifyEvent(e)).length,
+    };
+    const stats = tap.stats();
+    await tap.close();
+    tap = null;
+    Object.assign(out, { delivered: r.before.map(canonical), late: r.after.map(canonical), ms: r.ms, verifyEvent, stats, state: "done" });
+  } catch (e) {
+    if (tap) await tap.close().catch(() => {});
+    Object.assign(out, { state: "error", error: String((e && e.stack) || e) });
+  }
+}
