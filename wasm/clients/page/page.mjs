@@ -10,6 +10,7 @@
 // /config.json (served by the test): { relays, filter, settleMs, timeoutMs, workerUrl, forged,
 // sameIdSig }.
 import { tapWebSocket } from "../../pkg-web/tap.js";
+import init from "../../pkg-web/nostr_verify_wasm.js";
 
 /** The event as the test compares it: every field, so that a forged copy of a valid event shows. */
 const canonical = (e) => JSON.stringify([e.id, e.pubkey, e.created_at, e.kind, e.tags, e.content, e.sig]);
@@ -24,7 +25,13 @@ export async function start(lib, client) {
     // esbuild bundles tap.js but not its worker (nor `new URL("./tap-worker.js",
     // import.meta.url)`): the worker is served beside the package's other files, and the tap is
     // told where.
-    tap = tapWebSocket(globalThis.WebSocket, { workerUrl: new URL(cfg.workerUrl, location.href) });
+    const inline = new URLSearchParams(location.search).get("inline") === "1";
+    if (inline) {
+      // Inline mode loads the module on the page; in a bundle its default URL (beside the
+      // bundle) is wrong, so the application loads it from where it is served first.
+      await init({ module_or_path: new URL(cfg.wasmUrl, location.href) });
+    }
+    tap = tapWebSocket(globalThis.WebSocket, inline ? { worker: false } : { workerUrl: new URL(cfg.workerUrl, location.href) });
     await tap.ready;
     const r = await client({
       urls: cfg.relays,
