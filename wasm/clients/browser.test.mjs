@@ -11,7 +11,9 @@
 // it; verification ran in the worker, in batches. Run by run.sh.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, rmSync, existsSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, existsSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import { withChromium, sleep } from "../bench/chromium.mjs";
@@ -27,21 +29,32 @@ const libs = process.env.CLIENTS_BROWSER_LIBS ? process.env.CLIENTS_BROWSER_LIBS
 const canonical = (e) => JSON.stringify([e.id, e.pubkey, e.created_at, e.kind, e.tags, e.content, e.sig]);
 const hostOf = (url) => new URL(url).host;
 
-/** Bundles page/NAME.mjs for every library into page/build/ (ES modules for browsers). */
+/**
+ * Bundles page/NAME.mjs for every library into page/build/ (ES modules for browsers). The page
+ * imports the tap by its package name, "nostr-verify-wasm-web/tap", resolved through the
+ * package's `exports` in ../pkg-web (a package directory on esbuild's nodePaths).
+ */
 async function bundle() {
   const outdir = `${here}page/build`;
   rmSync(outdir, { recursive: true, force: true });
   mkdirSync(outdir, { recursive: true });
-  await build({
-    entryPoints: libs.map((lib) => `${here}page/${lib}.mjs`),
-    outdir,
-    bundle: true,
-    splitting: true,
-    format: "esm",
-    platform: "browser",
-    target: "es2022",
-    logLevel: "warning",
-  });
+  const modules = mkdtempSync(join(tmpdir(), "nv-clients-"));
+  symlinkSync(`${root}pkg-web`, join(modules, "nostr-verify-wasm-web"), "dir");
+  try {
+    await build({
+      nodePaths: [modules],
+      entryPoints: libs.map((lib) => `${here}page/${lib}.mjs`),
+      outdir,
+      bundle: true,
+      splitting: true,
+      format: "esm",
+      platform: "browser",
+      target: "es2022",
+      logLevel: "warning",
+    });
+  } finally {
+    rmSync(modules, { recursive: true, force: true });
+  }
 }
 
 const corpus = loadCorpus();

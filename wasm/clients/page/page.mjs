@@ -9,8 +9,8 @@
 //     config.forged and of config.sameIdSig tap.verifyEvent accepted), stats: tap.stats() }
 // /config.json (served by the test): { relays, filter, settleMs, timeoutMs, workerUrl, forged,
 // sameIdSig }.
-import { tapWebSocket } from "../../pkg-web/tap.js";
-import init from "../../pkg-web/nostr_verify_wasm.js";
+import init from "nostr-verify-wasm-web";
+import { tapWebSocket } from "nostr-verify-wasm-web/tap";
 
 /** The event as the test compares it: every field, so that a forged copy of a valid event shows. */
 const canonical = (e) => JSON.stringify([e.id, e.pubkey, e.created_at, e.kind, e.tags, e.content, e.sig]);
