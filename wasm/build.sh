@@ -2,7 +2,8 @@
 # Builds nostr-verify-wasm into two npm-ready packages:
 #   wasm/pkg-node  (wasm-bindgen --target nodejs: CommonJS, `require("nostr-verify-wasm")`)
 #   wasm/pkg-web   (wasm-bindgen --target web: an ES module for browsers and Web Workers)
-# each with package.json, TypeScript types (.d.ts), README.md and LICENSE.
+# each with package.json, TypeScript types (.d.ts), README.md and LICENSE, and the WebSocket
+# tap (tap.js, tap-worker.js: wasm/package/tap/) beside the module.
 #
 #   wasm/build.sh                  release build (what to publish)
 #   wasm/build.sh --profile test   the `test` profile (opt-level 1, as .ci/wasm.sh's tests;
@@ -72,6 +73,13 @@ for flavor in node web; do
   cp LICENSE "$out/LICENSE"
   for f in nostr_verify_wasm.js nostr_verify_wasm.d.ts nostr_verify_wasm_bg.wasm; do
     [ -s "$out/$f" ] || die "$out/$f missing"
+  done
+done
+phase "the WebSocket tap (wasm/package/tap/assemble.sh)"
+bash wasm/package/tap/assemble.sh
+for flavor in node web; do
+  for f in index.js index.d.ts tap.js tap.d.ts tap-worker.js; do
+    [ -s "wasm/pkg-$flavor/$f" ] || die "wasm/pkg-$flavor/$f missing"
   done
 done
 phase "packages in wasm/pkg-node and wasm/pkg-web ($(wc -c <wasm/pkg-web/nostr_verify_wasm_bg.wasm) bytes of wasm, $simd_label)"

@@ -167,17 +167,101 @@ fn parse_record(index: usize, rec: &[u8]) -> Option<Pending> {
     Some(p)
 }
 
-/// `verifyEvents` in plain Rust, on events packed as the JavaScript side packs them.
+/// What [`verify_packed_events_detailed`] (JavaScript: `Verifier.verifyEventsDetailed`) says of
+/// one event. `verifyEvents`' 1/0 is `code == VALID`.
+pub mod verdict {
+    /// Shape, id and signature valid.
+    pub const VALID: u8 = 1;
+    /// Not an event nostr-tools' `validateEvent` accepts, or an id, key or signature that is
+    /// not hex of the right length.
+    pub const MALFORMED: u8 = 2;
+    /// Well formed, but the id is not the SHA-256 of the event's serialization.
+    pub const INVALID_ID: u8 = 3;
+    /// Well formed with the right id, but libsecp256k1 rejects the signature.
+    pub const INVALID_SIG: u8 = 4;
+}
+
+/// The (id, signature) pairs a verifier has found valid, so that a copy of the same event
+/// (the same event from a second relay) costs a hash, not a second signature check.
 ///
-/// Event `i` is the record `bytes[ends[i-1]..ends[i]]` (from 0 for the first): its id and its
-/// sig (strings of 64 and 128 UTF-16 units, so 192 bytes of hex digits when well formed: the
-/// packer checks only their lengths; a non-ASCII character puts a byte that is no digit among
-/// the first 192, its UTF-8 in node, 0xff in browsers), then the UTF-8 of
-/// `JSON.stringify([0, pubkey, created_at, kind, tags, content])`, from which the pubkey is
-/// read (bytes 4..68 of it). An empty or otherwise unusable record (the JavaScript side leaves
-/// malformed events empty) gets 0; so does a record whose id is not the SHA-256 of its
-/// serialization. The others get libsecp256k1's verdict on (pubkey, id, sig), through one
-/// [`BatchVerifier::verify_batch`] call.
+/// A copy is recognised by its id and signature *after* its id has been recomputed from its
+/// own serialization: a copy with other content hashes to another id and is checked afresh
+/// (or rejected), so the set can only ever answer for exactly the event it saw. Bounded: two
+/// generations of at most `capacity / 2` entries each; when the newer one fills up, the older
+/// one is dropped. Keyed SipHash under a random key, so crafted ids cannot crowd one bucket.
+pub struct SeenSignatures {
+    capacity: usize,
+    newer: std::collections::HashSet<[u8; 96], SeenHasher>,
+    older: std::collections::HashSet<[u8; 96], SeenHasher>,
+}
+
+/// SipHash-1-3 under a random key (from `getrandom`: the Web Crypto API in wasm).
+#[derive(Clone)]
+struct SeenHasher {
+    key: [u8; 16],
+}
+
+impl core::hash::BuildHasher for SeenHasher {
+    type Hasher = siphasher::sip::SipHasher13;
+    fn build_hasher(&self) -> Self::Hasher {
+        siphasher::sip::SipHasher13::new_with_key(&self.key)
+    }
+}
+
+impl SeenSignatures {
+    /// A set that remembers at least `capacity / 2` and at most `capacity` pairs (0: none).
+    pub fn new(capacity: usize) -> Self {
+        let mut key = [0u8; 16];
+        // Without randomness the key stays zero: only the bucket spread is then predictable.
+        let _ = getrandom::getrandom(&mut key);
+        let hasher = SeenHasher { key };
+        SeenSignatures {
+            capacity,
+            newer: std::collections::HashSet::with_hasher(hasher.clone()),
+            older: std::collections::HashSet::with_hasher(hasher),
+        }
+    }
+
+    fn key(id: &[u8; 32], sig: &[u8; 64]) -> [u8; 96] {
+        let mut k = [0u8; 96];
+        k[..32].copy_from_slice(id);
+        k[32..].copy_from_slice(sig);
+        k
+    }
+
+    /// Whether (id, sig) was found valid before.
+    pub fn contains(&self, id: &[u8; 32], sig: &[u8; 64]) -> bool {
+        let k = Self::key(id, sig);
+        self.newer.contains(&k) || self.older.contains(&k)
+    }
+
+    /// Remembers (id, sig) as valid.
+    pub fn insert(&mut self, id: &[u8; 32], sig: &[u8; 64]) {
+        if self.capacity < 2 {
+            return;
+        }
+        if self.newer.len() >= self.capacity / 2 {
+            self.older = core::mem::replace(
+                &mut self.newer,
+                std::collections::HashSet::with_hasher(self.older.hasher().clone()),
+            );
+        }
+        self.newer.insert(Self::key(id, sig));
+    }
+
+    /// Pairs remembered now.
+    pub fn len(&self) -> usize {
+        self.newer.len() + self.older.len()
+    }
+
+    /// Whether no pair is remembered.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// `verifyEvents` in plain Rust, on events packed as the JavaScript side packs them: one
+/// byte per event, 1 valid and 0 not (see [`verify_packed_events_detailed`]).
 ///
 /// # Examples
 /// ```
@@ -186,7 +270,41 @@ fn parse_record(index: usize, rec: &[u8]) -> Option<Pending> {
 /// assert_eq!(nostr_verify_wasm::verify_packed_events(&mut v, b"abc", &[0, 0, 3]), [0, 0, 0]);
 /// ```
 pub fn verify_packed_events(v: &mut BatchVerifier, bytes: &[u8], ends: &[u32]) -> Vec<u8> {
-    let mut out = vec![0u8; ends.len()];
+    let mut out = verify_packed_events_detailed(v, None, bytes, ends);
+    for code in &mut out {
+        *code = u8::from(*code == verdict::VALID);
+    }
+    out
+}
+
+/// Events packed as the JavaScript side packs them, one [`verdict`] code each.
+///
+/// Event `i` is the record `bytes[ends[i-1]..ends[i]]` (from 0 for the first): its id and its
+/// sig (strings of 64 and 128 UTF-16 units, so 192 bytes of hex digits when well formed: the
+/// packer checks only their lengths; a non-ASCII character puts a byte that is no digit among
+/// the first 192, its UTF-8 in node, 0xff in browsers), then the UTF-8 of
+/// `JSON.stringify([0, pubkey, created_at, kind, tags, content])`, from which the pubkey is
+/// read (bytes 4..68 of it). An empty or otherwise unusable record (the JavaScript side leaves
+/// malformed events empty) is [`verdict::MALFORMED`]; a record whose id is not the SHA-256 of
+/// its serialization [`verdict::INVALID_ID`]. The others get libsecp256k1's verdict on
+/// (pubkey, id, sig), through one [`BatchVerifier::verify_batch`] call, except those whose
+/// (id, sig) `seen` holds, which are valid without a second check. Valid pairs are added to
+/// `seen`.
+///
+/// # Examples
+/// ```
+/// use nostr_verify_wasm::verdict::MALFORMED;
+/// let mut v = nostr_verify::Verifier::new();
+/// let got = nostr_verify_wasm::verify_packed_events_detailed(&mut v, None, b"abc", &[0, 3]);
+/// assert_eq!(got, [MALFORMED, MALFORMED]);
+/// ```
+pub fn verify_packed_events_detailed(
+    v: &mut BatchVerifier,
+    mut seen: Option<&mut SeenSignatures>,
+    bytes: &[u8],
+    ends: &[u32],
+) -> Vec<u8> {
+    let mut out = vec![verdict::MALFORMED; ends.len()];
     let mut parsed = Vec::with_capacity(ends.len());
     let mut serialized: Vec<&[u8]> = Vec::with_capacity(ends.len());
     let mut start = 0usize;
@@ -205,12 +323,16 @@ pub fn verify_packed_events(v: &mut BatchVerifier, bytes: &[u8], ends: &[u32]) -
     // The ids, all hashed in one call (several serializations at once in SIMD lanes).
     let mut ids = vec![[0u8; 32]; parsed.len()];
     nostr_verify::sha256_many(&serialized, &mut ids);
-    let pending: Vec<Pending> = parsed
-        .into_iter()
-        .zip(&ids)
-        .filter(|(p, id)| p.id == **id)
-        .map(|(p, _)| p)
-        .collect();
+    let mut pending: Vec<Pending> = Vec::with_capacity(parsed.len());
+    for (p, id) in parsed.into_iter().zip(&ids) {
+        if p.id != *id {
+            out[p.index] = verdict::INVALID_ID;
+        } else if seen.as_deref().is_some_and(|s| s.contains(&p.id, &p.sig)) {
+            out[p.index] = verdict::VALID;
+        } else {
+            pending.push(p);
+        }
+    }
     let refs: Vec<SigRef<'_>> = pending
         .iter()
         .map(|p| SigRef {
@@ -222,7 +344,14 @@ pub fn verify_packed_events(v: &mut BatchVerifier, bytes: &[u8], ends: &[u32]) -
     let mut ok = Vec::with_capacity(refs.len());
     v.verify_batch(&refs, &mut ok);
     for (p, good) in pending.iter().zip(ok) {
-        out[p.index] = u8::from(good);
+        out[p.index] = if good {
+            if let Some(s) = seen.as_deref_mut() {
+                s.insert(&p.id, &p.sig);
+            }
+            verdict::VALID
+        } else {
+            verdict::INVALID_SIG
+        };
     }
     out
 }
@@ -387,12 +516,25 @@ extern "C" {
     fn pack_events(events: &JsValue, what: &str) -> Result<js_sys::Array, JsValue>;
 }
 
-/// Packs `events` on the JavaScript side and verifies them.
+/// Packs `events` on the JavaScript side and verifies them: 1/0 each.
 fn events_with(v: &mut BatchVerifier, events: &JsValue, what: &str) -> Result<Vec<u8>, JsValue> {
     let packed = pack_events(events, what)?;
     let bytes = js_sys::Uint8Array::from(packed.get(0)).to_vec();
     let ends = js_sys::Uint32Array::from(packed.get(1)).to_vec();
     Ok(verify_packed_events(v, &bytes, &ends))
+}
+
+/// Packs `events` on the JavaScript side and verifies them: a [`verdict`] code each.
+fn events_detailed(
+    v: &mut BatchVerifier,
+    seen: Option<&mut SeenSignatures>,
+    events: &JsValue,
+    what: &str,
+) -> Result<Vec<u8>, JsValue> {
+    let packed = pack_events(events, what)?;
+    let bytes = js_sys::Uint8Array::from(packed.get(0)).to_vec();
+    let ends = js_sys::Uint32Array::from(packed.get(1)).to_vec();
+    Ok(verify_packed_events_detailed(v, seen, &bytes, &ends))
 }
 
 /// Verifies `n` BIP-340 signatures: `pubkeys` (`n·32` bytes of x-only keys), `msgs` (`n·32`
@@ -490,19 +632,55 @@ pub const MAX_CACHE_CAPACITY: usize = 1 << 20;
 #[wasm_bindgen(js_name = Verifier)]
 pub struct JsVerifier {
     inner: BatchVerifier,
+    seen: Option<SeenSignatures>,
 }
 
 #[wasm_bindgen(js_class = Verifier)]
 impl JsVerifier {
     /// A verifier whose key cache holds at least `cacheCapacity` keys (default 2,048; at
     /// most [`MAX_CACHE_CAPACITY`] are kept). Its secret comes from `crypto.getRandomValues`.
+    /// With `seenCapacity` (default 0: none; at most [`MAX_CACHE_CAPACITY`]),
+    /// `verifyEventsDetailed` remembers that many valid (id, signature) pairs, so that a copy
+    /// of an event it has accepted (the same event from another relay) costs only its id's
+    /// hash: see [`SeenSignatures`].
     #[wasm_bindgen(constructor)]
-    pub fn new(#[wasm_bindgen(js_name = cacheCapacity)] cache_capacity: Option<u32>) -> JsVerifier {
+    pub fn new(
+        #[wasm_bindgen(js_name = cacheCapacity)] cache_capacity: Option<u32>,
+        #[wasm_bindgen(js_name = seenCapacity)] seen_capacity: Option<u32>,
+    ) -> JsVerifier {
         let inner = match cache_capacity {
             Some(c) => BatchVerifier::with_cache_capacity((c as usize).min(MAX_CACHE_CAPACITY)),
             None => BatchVerifier::new(),
         };
-        JsVerifier { inner }
+        let seen = seen_capacity
+            .filter(|&c| c > 0)
+            .map(|c| SeenSignatures::new((c as usize).min(MAX_CACHE_CAPACITY)));
+        JsVerifier { inner, seen }
+    }
+
+    /// As `verifyEvents`, with a reason for each event: 1 valid, 2 malformed, 3 invalid id,
+    /// 4 invalid signature ([`verdict`]). Events whose (id, signature) this verifier accepted
+    /// before skip the signature check when it was built with a `seenCapacity`.
+    ///
+    /// # Errors
+    /// Throws a `TypeError` when `events` is not an array.
+    #[wasm_bindgen(js_name = verifyEventsDetailed)]
+    pub fn verify_events_detailed(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "NostrEvent[]")] events: &JsValue,
+    ) -> Result<Vec<u8>, JsValue> {
+        events_detailed(
+            &mut self.inner,
+            self.seen.as_mut(),
+            events,
+            "verifyEventsDetailed",
+        )
+    }
+
+    /// Valid (id, signature) pairs remembered now (see `seenCapacity`).
+    #[wasm_bindgen(getter, js_name = seenSize)]
+    pub fn seen_size(&self) -> u32 {
+        self.seen.as_ref().map_or(0, |s| s.len() as u32)
     }
 
     /// As the function `verifySignatures`, with this verifier's key cache.
@@ -549,11 +727,11 @@ impl JsVerifier {
         let o = js_sys::Object::new();
         for (k, n) in [
             ("batches", s.batches),
-            ("batchesHeld", s.batches_held),
-            ("batchAccepted", s.batch_accepted),
-            ("singleChecked", s.single_checked),
-            ("keyCacheHits", s.key_cache_hits),
-            ("keyCacheMisses", s.key_cache_misses),
+            ("batchesHeld", s.batches_passed),
+            ("batchAccepted", s.batched),
+            ("singleChecked", s.one_at_a_time),
+            ("keyCacheHits", s.key_hits),
+            ("keyCacheMisses", s.key_misses),
         ] {
             // Setting a data property on a fresh plain object cannot fail.
             let _ = js_sys::Reflect::set(&o, &JsValue::from_str(k), &JsValue::from_f64(n as f64));

@@ -11,7 +11,11 @@ mod sigs;
 use wasm_bindgen_test::wasm_bindgen_test as test;
 
 use nostr_verify::Verifier;
-use nostr_verify_wasm::{verify_packed_events, verify_signatures_with, LengthMismatch};
+use nostr_verify_wasm::verdict::{INVALID_ID, INVALID_SIG, MALFORMED, VALID};
+use nostr_verify_wasm::{
+    verify_packed_events, verify_packed_events_detailed, verify_signatures_with, LengthMismatch,
+    SeenSignatures,
+};
 use rand::RngCore;
 use secp256k1::{schnorr, Keypair, Secp256k1, XOnlyPublicKey};
 use sha2::{Digest, Sha256};
@@ -146,51 +150,122 @@ fn packed_events_ids_and_signatures() {
         let (id, pk, sig, json) = event(&mut r, kp, &content);
         let (rec, w) = match i % 13 {
             // Untouched.
-            0..=2 => (record(&id, &sig, &json), 1),
+            0..=2 => (record(&id, &sig, &json), VALID),
             // The signature in uppercase hex is still decoded (nostr-tools' hexToBytes).
-            3 => (record(&id, &sig.to_uppercase(), &json), 1),
+            3 => (record(&id, &sig.to_uppercase(), &json), VALID),
             // An uppercase id is not the lowercase hex of the hash.
-            4 => (record(&id.to_uppercase(), &sig, &json), 0),
+            4 => (record(&id.to_uppercase(), &sig, &json), MALFORMED),
             // Content changed after signing: the id no longer matches.
-            5 => (record(&id, &sig, &json.replace("note", "nope")), 0),
+            5 => (record(&id, &sig, &json.replace("note", "nope")), INVALID_ID),
             // A valid id under a signature of another message.
             6 => {
                 let mut b = hex::decode(&sig).expect("hex");
                 b[40] ^= 1;
-                (record(&id, &hex::encode(b), &json), 0)
+                (record(&id, &hex::encode(b), &json), INVALID_SIG)
             }
             // Non-hex digits where the packer never puts them.
-            7 => (record(&id, &sig.replacen('0', "g", 1), &json), 0),
+            7 => (record(&id, &sig.replacen('0', "g", 1), &json), MALFORMED),
             // Left empty by the packer (a malformed event).
-            8 => (Vec::new(), 0),
+            8 => (Vec::new(), MALFORMED),
             // The key in uppercase in the serialization, the id its hash and the signature
             // valid for the key: nostr-tools requires a lowercase key.
             9 => {
                 let (id, _, sig, json) = event_as(&mut r, kp, &content, &pk.to_uppercase());
-                (record(&id, &sig, &json), 0)
+                (record(&id, &sig, &json), MALFORMED)
             }
             // A key with an escaped character in its place (64 units, JSON's `\n` among
             // the digits), the rest as before.
             10 => {
                 let bad = format!("{}\\n", &pk[..62]);
                 let (id, _, sig, json) = event_as(&mut r, kp, &content, &bad);
-                (record(&id, &sig, &json), 0)
+                (record(&id, &sig, &json), MALFORMED)
             }
             // A serialization that is not the packer's (no `[0,"` before the key).
-            11 => (record(&id, &sig, &json.replacen("[0,", "[1,", 1)), 0),
+            11 => (
+                record(&id, &sig, &json.replacen("[0,", "[1,", 1)),
+                MALFORMED,
+            ),
             // Too short to hold the hex fields.
-            _ => (id.clone().into_bytes(), 0),
+            _ => (id.clone().into_bytes(), MALFORMED),
         };
         records.push(rec);
         want.push(w);
     }
     let (bytes, ends) = pack(&records);
-    assert_eq!(verify_packed_events(&mut v, &bytes, &ends), want);
-    // Each alone too (below the batch threshold: libsecp256k1 directly).
-    for (rec, &w) in records.iter().zip(&want) {
-        let (b, e) = pack(std::slice::from_ref(rec));
-        assert_eq!(verify_packed_events(&mut v, &b, &e), [w]);
+    let ones: Vec<u8> = want.iter().map(|&w| u8::from(w == VALID)).collect();
+    assert_eq!(verify_packed_events(&mut v, &bytes, &ends), ones);
+    assert_eq!(
+        verify_packed_events_detailed(&mut v, None, &bytes, &ends),
+        want
+    );
+    // With a seen set, twice: the second pass answers the valid ones from the set, the same.
+    let mut seen = SeenSignatures::new(1024);
+    for pass in 0..2 {
+        let got = verify_packed_events_detailed(&mut v, Some(&mut seen), &bytes, &ends);
+        assert_eq!(got, want, "pass {pass} with a seen set");
+        assert_eq!(seen.len(), want.iter().filter(|&&w| w == VALID).count());
     }
+    // Each alone too (below the batch threshold: libsecp256k1 directly).
+    for (rec, (&w, &one)) in records.iter().zip(want.iter().zip(&ones)) {
+        let (b, e) = pack(std::slice::from_ref(rec));
+        assert_eq!(verify_packed_events(&mut v, &b, &e), [one]);
+        assert_eq!(verify_packed_events_detailed(&mut v, None, &b, &e), [w]);
+    }
+}
+
+/// The seen set answers for exactly the (id, sig) pairs it holds, after the id is recomputed:
+/// a pair planted in it (never verified) is taken as valid, which shows the signature check is
+/// skipped; a copy with other content, or the same id under another signature, is not.
+#[test]
+fn seen_set_skips_only_the_exact_pair_and_stays_bounded() {
+    let mut r = sigs::rng(14);
+    let kp = Keypair::new(&Secp256k1::new(), &mut r);
+    let (id, _, sig, json) = event(&mut r, &kp, "seen");
+    let mut bad_sig = hex::decode(&sig).expect("hex");
+    bad_sig[10] ^= 1;
+    let bad_sig_hex = hex::encode(&bad_sig);
+    let mut v = Verifier::new();
+    let rec = record(&id, &bad_sig_hex, &json);
+    let (b, e) = pack(std::slice::from_ref(&rec));
+    let mut seen = SeenSignatures::new(8);
+    assert_eq!(
+        verify_packed_events_detailed(&mut v, Some(&mut seen), &b, &e),
+        [INVALID_SIG]
+    );
+    assert!(seen.is_empty(), "an invalid pair is never remembered");
+    let id_bytes: [u8; 32] = hex::decode(&id).expect("hex").try_into().expect("32");
+    let bad: [u8; 64] = bad_sig.clone().try_into().expect("64");
+    seen.insert(&id_bytes, &bad);
+    assert_eq!(
+        verify_packed_events_detailed(&mut v, Some(&mut seen), &b, &e),
+        [VALID]
+    );
+    // Other content under the same id and signature: the id is recomputed first.
+    let other = record(&id, &bad_sig_hex, &json.replace("seen", "seem"));
+    let (b2, e2) = pack(std::slice::from_ref(&other));
+    assert_eq!(
+        verify_packed_events_detailed(&mut v, Some(&mut seen), &b2, &e2),
+        [INVALID_ID]
+    );
+    // The genuine signature is its own pair: checked, valid, then remembered.
+    let good = record(&id, &sig, &json);
+    let (b3, e3) = pack(std::slice::from_ref(&good));
+    assert_eq!(
+        verify_packed_events_detailed(&mut v, Some(&mut seen), &b3, &e3),
+        [VALID]
+    );
+    assert_eq!(seen.len(), 2);
+    // Bounded: never more than its capacity, the newest kept.
+    for i in 0..50u8 {
+        seen.insert(&[i; 32], &[i; 64]);
+        assert!(seen.len() <= 8, "{} pairs in a set of 8", seen.len());
+    }
+    assert!(seen.contains(&[49; 32], &[49; 64]));
+    assert!(!seen.contains(&[0; 32], &[0; 64]));
+    // Capacity 0 or 1: remembers nothing.
+    let mut none = SeenSignatures::new(1);
+    none.insert(&[1; 32], &[1; 64]);
+    assert!(none.is_empty());
 }
 
 #[test]

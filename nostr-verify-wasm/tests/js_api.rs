@@ -331,7 +331,7 @@ fn events_in_one_call_alone_and_with_a_verifier() {
         assert_eq!(g, w, "verifyEvents: event {i} ({what})");
     }
     assert_eq!(got.len(), want.len());
-    let mut v = JsVerifier::new(None);
+    let mut v = JsVerifier::new(None, None);
     assert_eq!(
         v.verify_events(&arr).expect("an array"),
         want,
@@ -369,7 +369,7 @@ fn flat(b: &[Owned]) -> (Vec<u8>, Vec<u8>, Vec<u8>) {
 #[wasm_bindgen_test]
 fn signatures_against_libsecp256k1_and_length_errors() {
     let mut r = sigs::rng(22);
-    let mut v = JsVerifier::new(Some(64));
+    let mut v = JsVerifier::new(Some(64), None);
     for n in [1usize, 4, 33, 130] {
         let mut b = sigs::batch(&mut r, n, Keys::Eight);
         for _ in 0..(n / 10 + 1) {
@@ -413,7 +413,7 @@ fn verifier_keeps_its_key_cache_across_calls() {
             .collect()
     };
     let stat = |v: &JsVerifier, k: &str| get(&v.stats(), k).as_f64().unwrap();
-    let mut v = JsVerifier::new(None);
+    let mut v = JsVerifier::new(None, None);
     assert_eq!(v.verify_events(&batch(&mut r)).unwrap(), vec![1; 32]);
     let (misses, hits) = (stat(&v, "keyCacheMisses"), stat(&v, "keyCacheHits"));
     assert!(misses >= 8.0, "8 new keys, {misses} misses");

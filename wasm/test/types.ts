@@ -2,6 +2,9 @@
 // the API is usable as documented, and misuse is a type error.
 import * as node from "../pkg-node/nostr_verify_wasm.js";
 import init, * as web from "../pkg-web/nostr_verify_wasm.js";
+// The packages' entry points: the module's API and the tap's.
+import * as nodeIndex from "../pkg-node/index.js";
+import webInit, { tapWebSocket, createBatchVerifier, type Tap, type TapStats } from "../pkg-web/index.js";
 
 const event: node.NostrEvent = {
   id: "00".repeat(32),
@@ -29,9 +32,32 @@ async function inBrowser(): Promise<boolean> {
   return w.verifyEvent(e) && web.verifyEvents([e])[0] === 1;
 }
 
+const codes: Uint8Array = new node.Verifier(undefined, 65536).verifyEventsDetailed([event]);
+
+async function tapped(): Promise<number> {
+  await webInit();
+  const tap: Tap = tapWebSocket(WebSocket, { maxBatch: 256, closeAfterForged: 3 });
+  const ws: WebSocket = new tap.WebSocket("ws://127.0.0.1:1");
+  ws.onmessage = (ev: MessageEvent) => void ev.data;
+  const ok: boolean = tap.verifyEvent(event, "ws://127.0.0.1:1");
+  const st: TapStats = tap.stats();
+  await tap.ready;
+  await tap.close();
+  const bv = nodeIndex.createBatchVerifier({ worker: false });
+  const good: boolean = await bv.verify(event);
+  await bv.close();
+  const s2 = nodeIndex.tapWebSocket();
+  return (ok && good ? 1 : 0) + st.batches + codes.length + Number(s2.stats().worker) + ws.readyState;
+}
+
+// @ts-expect-error: the tap's options are typed
+tapWebSocket(WebSocket, { maxBatch: "many" });
+// @ts-expect-error: verify takes one event and returns a Promise, not a boolean
+const notBool: boolean = createBatchVerifier().verify(event);
+
 // @ts-expect-error: verifyEvents takes an array of events
 node.verifyEvents(event);
 // @ts-expect-error: verifySignatures takes byte arrays
 node.verifySignatures("aa", "bb", "cc");
 
-export { verdicts, one, raw, hits, inBrowser };
+export { verdicts, one, raw, hits, inBrowser, tapped, notBool };

@@ -1,0 +1,130 @@
+/**
+ * The WebSocket tap and the batching verifier of nostr-verify-wasm.
+ *
+ * The tap wraps a WebSocket class: incoming `["EVENT", sub, event]` text frames are verified in
+ * batches (the id recomputed, the signature checked: nostr-tools' `verifyEvent` semantics,
+ * libsecp256k1's verdicts) and dropped when invalid; every other frame, and the error and
+ * close events, are dispatched in wire order behind the events before them, so an EOSE never
+ * overtakes its events.
+ */
+
+/** Options of {@link tapWebSocket}. */
+export interface TapOptions {
+  /** Verify in a worker (worker_threads in node, a module Web Worker in browsers; one shared by
+   * every tap and batch verifier of the page or process). `false`: on the main thread.
+   * Default `true`. */
+  worker?: boolean;
+  /** Browsers: the URL of `tap-worker.js` when a bundler moves it. */
+  workerUrl?: string | URL;
+  /** A batch is sent once this many EVENT frames wait (default 1,024); otherwise at the end
+   * of each burst of messages. */
+  maxBatch?: number;
+  /** Close a socket (code 4001) after this many forged events (invalid id or signature) from
+   * it; 0 (the default) never. Frames it sends after that are discarded. */
+  closeAfterForged?: number;
+  /** How many delivered (id, sig) pairs `verifyEvent` remembers (default 65,536). */
+  remember?: number;
+  /** What `verifyEvent` answers for an event the tap did not deliver (an event the app made
+   * itself, say): e.g. nostr-tools' `verifyEvent`. Default: `false`. */
+  fallback?: (event: unknown) => boolean;
+}
+
+/** Counters of one relay URL (all sockets opened to it through the tap). */
+export interface TapRelayStats {
+  /** Sockets opened to this URL. */
+  sockets: number;
+  /** Messages received. */
+  frames: number;
+  /** EVENT frames received. */
+  events: number;
+  /** EVENT frames delivered (valid). */
+  delivered: number;
+  /** EVENT frames dropped, by reason. */
+  dropped: { invalidId: number; invalidSig: number; malformed: number };
+  /** Sockets to this URL closed by `closeAfterForged`. */
+  closedForForgery: number;
+}
+
+/** Counters of a tap. */
+export interface TapStats {
+  /** Per relay URL, as given to the constructor. */
+  relays: Record<string, TapRelayStats>;
+  /** Batches sent to the verifier. */
+  batches: number;
+  /** EVENT frames sent to the verifier. */
+  verified: number;
+  /** The largest batch. */
+  maxBatchSize: number;
+  /** The longest time an event waited between its arrival and its delivery (ms). */
+  maxLatencyMs: number;
+  /** EVENT frames waiting for a verdict now. */
+  pending: number;
+  /** Messages not dispatched because their socket was closing (closed by the app or for
+   * forgery), as a native WebSocket discards them. */
+  discarded: number;
+  /** EVENT frames dropped because no verdict could be had (the module failed to load). */
+  unverified: number;
+  /** Delivered (id, sig) pairs `verifyEvent` remembers now. */
+  remembered: number;
+  /** Whether verification runs in a worker (false inline, or after the worker failed). */
+  worker: boolean;
+  /** Why the worker failed, if it did. */
+  workerError: string | null;
+}
+
+/** A WebSocket class whose instances wrap a socket of the tapped class. */
+export interface TapWebSocketClass {
+  new (url: string | URL, protocols?: string | string[], ...rest: unknown[]): WebSocket;
+  readonly CONNECTING: 0;
+  readonly OPEN: 1;
+  readonly CLOSING: 2;
+  readonly CLOSED: 3;
+}
+
+/** What {@link tapWebSocket} returns. */
+export interface Tap {
+  /** Pass this class to the library (nostr-tools' `websocketImplementation`, rx-nostr's
+   * `websocketCtor`, …) or install it as `globalThis.WebSocket`. */
+  WebSocket: TapWebSocketClass;
+  /** Synchronous: `true` only for an event whose id and sig the tap delivered (else the
+   * `fallback`'s answer, by default `false`). For the libraries' own verification hooks. */
+  verifyEvent(event: unknown, url?: string): boolean;
+  /** The worker (or the inline module) is loaded. */
+  ready: Promise<void>;
+  /** Counters, per relay URL and in total. */
+  stats(): TapStats;
+  /** Closes the tap's open sockets (code 1000) and releases its worker. */
+  close(): Promise<void>;
+}
+
+/**
+ * Taps a WebSocket class (default `globalThis.WebSocket`; in node 20 pass `require("ws")`).
+ */
+export function tapWebSocket(WebSocketImpl?: unknown, options?: TapOptions): Tap;
+
+/** Options of {@link createBatchVerifier}. */
+export interface BatchVerifierOptions {
+  /** Verify in a worker (default) or on the main thread (`false`). */
+  worker?: boolean;
+  /** Browsers: the URL of `tap-worker.js` when a bundler moves it. */
+  workerUrl?: string | URL;
+  /** A batch is sent once this many calls wait (default 1,024). */
+  maxBatch?: number;
+}
+
+/** What {@link createBatchVerifier} returns. */
+export interface BatchVerifier {
+  /** Resolves with nostr-tools' `verifyEvent` verdict; calls made close together are verified
+   * as one batch. Never rejects for a malformed event (it resolves `false`). */
+  verify(event: unknown): Promise<boolean>;
+  /** The worker (or the inline module) is loaded. */
+  ready: Promise<void>;
+  /** Counters. */
+  stats(): { batches: number; verified: number; maxBatchSize: number; pending: number; worker: boolean; workerError: string | null };
+  /** Answers the calls still pending, then releases the worker. */
+  close(): Promise<void>;
+}
+
+/** A batching verifier for asynchronous hooks (rx-nostr's `verifier`, nostr-fetch's
+ * `eventVerifier`, NDK's `signatureVerificationFunction`). */
+export function createBatchVerifier(options?: BatchVerifierOptions): BatchVerifier;

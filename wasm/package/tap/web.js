@@ -1,0 +1,64 @@
+// ---- web.js: the platform of the browsers' package (module Web Worker) ----
+const tapChannel = typeof MessageChannel === "function" ? new MessageChannel() : null;
+const tapDeferred = [];
+if (tapChannel) {
+  tapChannel.port1.onmessage = () => {
+    const fns = tapDeferred.splice(0);
+    for (const fn of fns) fn();
+  };
+}
+const platform = {
+  // A task after the ones already queued (WebSocket messages included); setTimeout where
+  // there is no MessageChannel.
+  defer(fn) {
+    if (!tapChannel) {
+      setTimeout(fn, 0);
+      return;
+    }
+    tapDeferred.push(fn);
+    if (tapDeferred.length === 1) tapChannel.port2.postMessage(0);
+  },
+  now: () => performance.now(),
+  startWorker(url) {
+    const w = new Worker(url ? url : new URL("./tap-worker.js", import.meta.url), { type: "module" });
+    let failed = null;
+    return {
+      post: (msg) => w.postMessage(msg),
+      onMessage: (cb) => w.addEventListener("message", (e) => cb(e.data)),
+      onError(cb) {
+        failed = cb;
+        w.addEventListener("error", (e) => {
+          e.preventDefault();
+          if (failed) failed(new Error(e.message || "the tap worker failed to start"));
+        });
+      },
+      terminate() {
+        failed = null;
+        w.terminate();
+      },
+      ref() {},
+      unref() {},
+    };
+  },
+  async loadInline() {
+    await tapWasmInit();
+    return tapWasm;
+  },
+  makeMessage: (data) => new MessageEvent("message", { data }),
+  makeClose: (src) =>
+    new CloseEvent("close", {
+      code: src && typeof src.code === "number" ? src.code : 1006,
+      reason: src && src.reason !== undefined ? String(src.reason) : "",
+      wasClean: !!(src && src.wasClean),
+    }),
+  makeError(src) {
+    const e = new Event("error");
+    Object.defineProperties(e, {
+      error: { value: src && src.error, enumerable: true },
+      message: { value: (src && src.message) || "WebSocket error", enumerable: true },
+    });
+    return e;
+  },
+};
+
+export { tapWebSocket, createBatchVerifier };

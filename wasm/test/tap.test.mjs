@@ -1,0 +1,268 @@
+// The WebSocket tap and the batching verifier of wasm/pkg-node (wasm/package/tap/), against a
+// `ws` server on 127.0.0.1 that each test scripts, with nostr-tools' verifyEvent as the
+// reference verdict. The six client libraries are tested through the tap in wasm/clients/.
+// Run by wasm/test/run.sh after wasm/build.sh.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { createRequire } from "node:module";
+import { cases, expected, randomBatch } from "./events.mjs";
+
+const require = createRequire(import.meta.url);
+const WS = require("ws");
+const nv = require(new URL("../pkg-node/", import.meta.url).pathname);
+const { tapWebSocket, createBatchVerifier } = nv;
+
+/** A server on 127.0.0.1 that runs `script(socket)` for each connection. */
+async function serve(script) {
+  const wss = new WS.WebSocketServer({ host: "127.0.0.1", port: 0 });
+  wss.on("connection", (ws) => script(ws));
+  await new Promise((r) => wss.once("listening", r));
+  return { url: `ws://127.0.0.1:${wss.address().port}`, close: () => new Promise((r) => wss.close(r)) };
+}
+
+/** Opens `url` through `tap` and records every event dispatched, both ways a library listens,
+ * until the close event (or `stop(record)` says to close). */
+function record(tap, url, { stop, onOpen } = {}) {
+  return new Promise((resolve, reject) => {
+    const s = new tap.WebSocket(url);
+    s.binaryType = "arraybuffer";
+    const viaProperty = [];
+    const viaListener = [];
+    const entry = (ev) =>
+      ev.type === "message"
+        ? typeof ev.data === "string"
+          ? ev.data
+          : `binary:${Buffer.from(ev.data).toString("hex")}`
+        : ev.type === "close"
+          ? `close:${ev.code}`
+          : ev.type;
+    s.onopen = (ev) => {
+      viaProperty.push(entry(ev));
+      if (onOpen) onOpen(s);
+    };
+    s.onmessage = (ev) => {
+      viaProperty.push(entry(ev));
+      if (stop && stop(ev, s)) s.close();
+    };
+    s.onerror = (ev) => viaProperty.push(entry(ev));
+    s.onclose = (ev) => {
+      viaProperty.push(entry(ev));
+      resolve({ viaProperty, viaListener, socket: s });
+    };
+    for (const t of ["open", "message", "error", "close"]) s.addEventListener(t, (ev) => viaListener.push(entry(ev)));
+    setTimeout(() => reject(new Error("no close event within 60 s")), 60_000).unref();
+  });
+}
+
+const frame = (e, sub = "s") => JSON.stringify(["EVENT", sub, e]);
+
+for (const worker of [true, false]) {
+  const mode = worker ? "worker" : "inline";
+
+  test(`${mode}: frames keep wire order behind the events before them; invalid events dropped`, async () => {
+    const [good1, good2, good3] = randomBatch(3, 2, 0, 11);
+    const badId = { ...good1, content: good1.content + "!" };
+    const badSig = { ...good2, sig: good3.sig };
+    const script = [
+      frame(good1),
+      '["NOTICE","hello"]',
+      frame(badId),
+      ` [ "EVENT" , "s" , ${JSON.stringify(good2)} ]`, // JSON whitespace is still an EVENT frame
+      Buffer.from([1, 2, 3]),
+      frame(badSig),
+      '["EVENT","s",{"not":"an event"}]',
+      '["EVENT", broken json',
+      '["EOSE","s"]',
+      frame(good3),
+      '["OK","abc",true,""]',
+    ];
+    const server = await serve((ws) => {
+      for (const f of script) ws.send(f, { binary: Buffer.isBuffer(f) });
+      ws.close(4321, "done");
+    });
+    const tap = tapWebSocket(WS, { worker });
+    const { viaProperty, viaListener, socket } = await record(tap, server.url);
+    const want = ["open", script[0], script[1], script[3], "binary:010203", script[8], script[9], script[10], "close:4321"];
+    assert.deepEqual(viaProperty, want);
+    assert.deepEqual(viaListener, want);
+    assert.equal(socket.readyState, tap.WebSocket.CLOSED);
+    const st = tap.stats();
+    assert.equal(st.worker, worker);
+    assert.deepEqual(st.relays[server.url].dropped, { invalidId: 1, invalidSig: 1, malformed: 2 });
+    assert.equal(st.relays[server.url].events, 7);
+    assert.equal(st.relays[server.url].delivered, 3);
+    assert.equal(st.relays[server.url].frames, script.length);
+    assert.ok(st.maxLatencyMs >= 0 && st.maxLatencyMs < 10_000, `latency ${st.maxLatencyMs}`);
+    // The synchronous hook knows exactly the delivered (id, sig) pairs.
+    for (const e of [good1, good2, good3]) assert.equal(tap.verifyEvent(JSON.parse(JSON.stringify(e))), true);
+    assert.equal(tap.verifyEvent(badSig), false);
+    assert.equal(tap.verifyEvent({ ...good1, sig: good2.sig }), false);
+    for (const bad of [null, undefined, 1, "x", {}, { id: 1, sig: 2 }]) assert.equal(tap.verifyEvent(bad), false);
+    await tap.close();
+    await server.close();
+  });
+
+  test(`${mode}: every case and random batches give nostr-tools' verdicts, each valid event once`, async () => {
+    const events = [
+      ...cases()
+        .filter(([, , jsonSafe]) => jsonSafe)
+        .map(([, make]) => make()),
+      ...randomBatch(200, 12, 7, 12),
+    ];
+    const want = events.map((e) => expected(() => JSON.parse(JSON.stringify(e))));
+    assert.ok(want.includes(0) && want.includes(1));
+    const server = await serve((ws) => {
+      for (const e of events) ws.send(frame(e));
+      ws.send('["EOSE","s"]');
+    });
+    const tap = tapWebSocket(WS, { worker, maxBatch: 128 });
+    const { viaProperty } = await record(tap, server.url, { stop: (ev) => ev.data === '["EOSE","s"]' });
+    const wantFrames = events.map((e) => frame(e)).filter((_, i) => want[i] === 1);
+    assert.deepEqual(viaProperty.slice(1, -2), wantFrames, "the valid events, in order, each once");
+    assert.equal(viaProperty.at(-2), '["EOSE","s"]');
+    const st = tap.stats();
+    const r = st.relays[server.url];
+    assert.equal(r.delivered, wantFrames.length);
+    assert.equal(r.dropped.invalidId + r.dropped.invalidSig + r.dropped.malformed, events.length - wantFrames.length);
+    assert.ok(st.batches >= 2 && st.maxBatchSize <= 128, JSON.stringify(st));
+    await tap.close();
+    await server.close();
+  });
+}
+
+test("closeAfterForged closes a forging socket; what it sends after that is discarded", async () => {
+  const good = randomBatch(40, 4, 0, 13);
+  const forged = good.slice(0, 3).map((e) => ({ ...e, content: "forged " + e.content }));
+  const server = await serve((ws) => {
+    ws.send(frame(good[0]));
+    for (const e of forged) ws.send(frame(e));
+    for (const e of good.slice(1)) ws.send(frame(e));
+  });
+  const tap = tapWebSocket(WS, { closeAfterForged: 2, maxBatch: 1 });
+  const { viaProperty } = await record(tap, server.url);
+  assert.equal(viaProperty[1], frame(good[0]));
+  assert.equal(viaProperty.at(-1), "close:4001");
+  const delivered = viaProperty.filter((x) => x.startsWith('["EVENT"'));
+  assert.deepEqual(delivered, [frame(good[0])], "nothing after the second forged event");
+  const r = tap.stats().relays[server.url];
+  assert.equal(r.closedForForgery, 1);
+  assert.ok(r.dropped.invalidId >= 2);
+  await tap.close();
+  await server.close();
+});
+
+test("close() by the app: messages still queued are discarded, as a native WebSocket does", async () => {
+  const events = randomBatch(300, 3, 0, 14);
+  const server = await serve((ws) => {
+    for (const e of events) ws.send(frame(e));
+  });
+  const tap = tapWebSocket(WS, { maxBatch: 16 });
+  let closedAt = -1;
+  const { viaProperty } = await record(tap, server.url, {
+    stop: (ev) => {
+      closedAt = closedAt < 0 ? 1 : closedAt;
+      return true; // close on the first message
+    },
+  });
+  const messages = viaProperty.filter((x) => x.startsWith('["EVENT"'));
+  assert.equal(messages.length, 1, "one message, then close()");
+  assert.ok(tap.stats().discarded > 0 || tap.stats().relays[server.url].frames < 300);
+  await tap.close();
+  await server.close();
+});
+
+test("a worker that cannot start hands its work to the main thread", async () => {
+  const events = randomBatch(50, 5, 10, 15);
+  const want = events.map((e) => expected(() => ({ ...e })));
+  const server = await serve((ws) => {
+    for (const e of events) ws.send(frame(e));
+    ws.close(1000);
+  });
+  const tap = tapWebSocket(WS, { workerUrl: new URL("./no-such-worker.js", import.meta.url).pathname });
+  const { viaProperty } = await record(tap, server.url);
+  assert.deepEqual(
+    viaProperty.filter((x) => x.startsWith('["EVENT"')),
+    events.filter((_, i) => want[i] === 1).map((e) => frame(e)),
+  );
+  const st = tap.stats();
+  assert.equal(st.worker, false);
+  assert.match(String(st.workerError), /no-such-worker|Cannot find module|exited/);
+  await tap.close();
+  await server.close();
+});
+
+test("verifyEvent remembers a bounded number of delivered events, the newest; fallback answers the rest", async () => {
+  const events = randomBatch(20, 2, 0, 16);
+  const server = await serve((ws) => {
+    for (const e of events) ws.send(frame(e));
+    ws.close(1000);
+  });
+  const tap = tapWebSocket(WS, { remember: 4, fallback: (e) => e === "mine" });
+  await record(tap, server.url);
+  assert.equal(tap.verifyEvent(events[19]), true);
+  assert.equal(tap.verifyEvent(events[0]), false);
+  assert.ok(tap.stats().remembered <= 4);
+  assert.equal(tap.verifyEvent("mine"), true);
+  await tap.close();
+  await server.close();
+});
+
+test("the tap class has the WebSocket interface the libraries use", async () => {
+  const tap = tapWebSocket(WS);
+  const T = tap.WebSocket;
+  assert.deepEqual([T.CONNECTING, T.OPEN, T.CLOSING, T.CLOSED], [0, 1, 2, 3]);
+  const server = await serve((ws) => ws.on("message", (m) => ws.send(`echo:${m}`)));
+  const s = new T(server.url);
+  assert.deepEqual([s.CONNECTING, s.OPEN, s.CLOSING, s.CLOSED], [0, 1, 2, 3]);
+  assert.equal(s.readyState, T.CONNECTING);
+  assert.equal(typeof s.ping, "function", "ws's ping forwarded");
+  await new Promise((r) => (s.onopen = r));
+  assert.equal(s.readyState, T.OPEN);
+  assert.equal(s.url.startsWith(server.url), true);
+  assert.equal(s.protocol, "");
+  assert.equal(s.bufferedAmount, 0);
+  const echo = new Promise((r) => s.addEventListener("message", (ev) => r(ev.data), { once: true }));
+  // A ws-style "message" listener sees what the tap dispatches (never the raw socket).
+  const viaOn = new Promise((r) => s.once("message", (data, isBinary) => r([data, isBinary])));
+  s.send("hi");
+  assert.equal(await echo, "echo:hi");
+  assert.deepEqual(await viaOn, ["echo:hi", false]);
+  const pong = new Promise((r) => s.once("pong", () => r(true)));
+  s.ping();
+  assert.equal(await pong, true);
+  const handler = () => {};
+  s.onmessage = handler;
+  assert.equal(s.onmessage, handler);
+  s.onmessage = null;
+  assert.equal(s.onmessage, null);
+  const closed = new Promise((r) => (s.onclose = r));
+  s.close(1000, "bye");
+  assert.equal(s.readyState, T.CLOSING);
+  const ev = await closed;
+  assert.equal(ev.code, 1000);
+  assert.equal(s.readyState, T.CLOSED);
+  assert.throws(() => tapWebSocket(42), TypeError);
+  await tap.close();
+  assert.throws(() => new T(server.url), /closed/);
+  await server.close();
+});
+
+for (const worker of [true, false]) {
+  test(`createBatchVerifier (${worker ? "worker" : "inline"}) gives nostr-tools' verdicts, in batches, never throwing`, async () => {
+    const cs = cases();
+    const made = cs.map(([, make]) => make());
+    const want = cs.map(([, make]) => expected(make) === 1);
+    const random = randomBatch(150, 9, 5, 17);
+    const wantRandom = random.map((e) => expected(() => ({ ...e })) === 1);
+    const bv = createBatchVerifier({ worker, maxBatch: 128 });
+    const got = await Promise.all([...made, ...random].map((e) => bv.verify(e)));
+    assert.deepEqual(got, [...want, ...wantRandom]);
+    const hostile = [null, undefined, 7, "event", [], { tags: [[{}]] }, { get id() { throw new Error("getter"); } }];
+    assert.deepEqual(await Promise.all(hostile.map((e) => bv.verify(e))), hostile.map(() => false));
+    const st = bv.stats();
+    assert.equal(st.worker, worker);
+    assert.ok(st.batches <= 3 && st.maxBatchSize >= 100, JSON.stringify(st));
+    await bv.close();
+    await assert.rejects(bv.verify(random[0]), /closed/);
+  });
+}
