@@ -1,10 +1,12 @@
 // The six client libraries in headless Chromium: each library's client of harness.mjs (the
 // recipes node.test.mjs runs) bundled by esbuild (page/NAME.mjs) with the browsers' package's
-// tap (../pkg-web/tap.js), fetching real events plus forged copies from two local relays
-// (relay.mjs, started here in node, on 127.0.0.1) through `tap.WebSocket`, with verification
-// in the tap's module Web Worker (the default). One
-// Chromium session for all six (driven like wasm/bench/chromium.mjs: Debian's chromium through
+// tap (nostr-verify-wasm-web/tap from ../pkg-web), fetching real events plus forged copies from
+// two local relays (relay.mjs, started here in node, on 127.0.0.1) through `tap.WebSocket`,
+// with verification in the tap's module Web Worker (the default; nostr-tools also inline). One
+// Chromium session for all (driven like wasm/bench/chromium.mjs: Debian's chromium through
 // chromedriver, wasm/ served from 127.0.0.1); each library gets its own page load and tap.
+// CLIENTS_BROWSER_EVENTS sets the scenario's size (default 2,000 corpus events; node.test.mjs
+// takes them all), CLIENTS_BROWSER_LIBS=a,b runs only those libraries.
 // Asserted per library, as in node.test.mjs: it delivers exactly the valid events, each once,
 // all before its EOSE/completion; no forged event; the forged copies relay B sends first do not
 // suppress relay A's valid ones; the tap counts every dropped event against the relay that sent
@@ -23,7 +25,6 @@ import { startRelay } from "./relay.mjs";
 const here = fileURLToPath(new URL("./", import.meta.url)); // wasm/clients/
 const root = fileURLToPath(new URL("../", import.meta.url)); // wasm/ (served)
 const allLibs = ["nostr-tools", "ndk", "rx-nostr", "nostr-fetch", "applesauce", "welshman"];
-// CLIENTS_BROWSER_LIBS=a,b runs only those (while debugging one).
 const libs = process.env.CLIENTS_BROWSER_LIBS ? process.env.CLIENTS_BROWSER_LIBS.split(",") : allLibs;
 
 const canonical = (e) => JSON.stringify([e.id, e.pubkey, e.created_at, e.kind, e.tags, e.content, e.sig]);
@@ -63,9 +64,12 @@ test("six client libraries through the tap in headless Chromium", { skip: corpus
   for (const f of ["tap.js", "tap-worker.js", "nostr_verify_wasm.js", "nostr_verify_wasm_bg.wasm"]) {
     assert.ok(existsSync(`${root}pkg-web/${f}`), `wasm/pkg-web/${f} missing: run wasm/build.sh first`);
   }
-  const sc = scenario(corpus, { count: Number(process.env.CLIENTS_BROWSER_EVENTS || 2000) });
+  const count = Number(process.env.CLIENTS_BROWSER_EVENTS || 2000);
+  const sc = scenario(corpus, { count });
   const validA = sc.a.items.filter((it) => it.valid).length;
   const validB = sc.b.items.filter((it) => it.valid).length;
+  assert.ok(sc.valid.size >= 0.9 * count && sc.b.first.length > count / 20 && sc.b.forged.length > count / 20, "the scenario is smaller than expected");
+  assert.ok(sc.invalidReal.a > 0 && sc.invalidReal.b > 0, "each relay serves some of the corpus' invalid events");
   // Relay A answers late, so that B's forged copies of A's events arrive first.
   const relayA = await startRelay({ events: sc.a.items.map((it) => it.json), delayMs: 150 });
   const relayB = await startRelay({ events: sc.b.items.map((it) => it.json), forged: sc.b.forged, first: sc.b.first });
@@ -150,9 +154,10 @@ test("six client libraries through the tap in headless Chromium", { skip: corpus
           const reqs = { a: relayA.stats().reqs - sentA.reqs, b: relayB.stats().reqs - sentB.reqs };
           assert.equal(a.events, relayA.stats().events - sentA.events, `${lib}: relay A's EVENT frames`);
           assert.equal(b.events, relayB.stats().events - sentB.events, `${lib}: relay B's EVENT frames`);
-          for (const [name, x] of [["A", a], ["B", b]]) {
+          for (const [which, x] of [["A", a], ["B", b]]) {
             const d = x.dropped;
-            assert.equal(x.events, x.delivered + d.invalidId + d.invalidSig + d.malformed, `${lib}: relay ${name}: ${JSON.stringify(x)}`);
+            assert.equal(x.events, x.delivered + d.invalidId + d.invalidSig + d.malformed, `${lib}: relay ${which}: ${JSON.stringify(x)}`);
+            assert.equal(x.closedForForgery, 0, `${lib}: relay ${which} closed for forgery`);
           }
           // Every forged event counted against relay B, which sent it; relay A only sent the
           // corpus' own invalid events (bad ids). With one REQ per relay the counts are exact;
@@ -168,10 +173,10 @@ test("six client libraries through the tap in headless Chromium", { skip: corpus
           } else {
             t.diagnostic(`${lib}: ${reqs.a} and ${reqs.b} REQs: relay A ${JSON.stringify(gotA)}, relay B ${JSON.stringify(gotB)}`);
             assert.ok(reqs.a >= 1 && reqs.b >= 1, `${lib}: REQs ${JSON.stringify(reqs)}`);
-            for (const [got, want, name] of [[gotA, wantA, "A"], [gotB, wantB, "B"]]) {
-              assert.ok(got.delivered >= want.delivered, `${lib}: relay ${name}: ${JSON.stringify(got)}, at least ${JSON.stringify(want)}`);
+            for (const [got, want, which] of [[gotA, wantA, "A"], [gotB, wantB, "B"]]) {
+              assert.ok(got.delivered >= want.delivered, `${lib}: relay ${which}: ${JSON.stringify(got)}, at least ${JSON.stringify(want)}`);
               for (const k of ["invalidId", "invalidSig", "malformed"]) {
-                assert.ok(got.dropped[k] >= want.dropped[k] && (want.dropped[k] > 0 || got.dropped[k] === 0), `${lib}: relay ${name}: ${JSON.stringify(got)}, at least ${JSON.stringify(want)}`);
+                assert.ok(got.dropped[k] >= want.dropped[k] && (want.dropped[k] > 0 || got.dropped[k] === 0), `${lib}: relay ${which}: ${JSON.stringify(got)}, at least ${JSON.stringify(want)}`);
               }
             }
           }
