@@ -66,7 +66,7 @@ pub const MIN_BATCH: usize = 4;
 /// A split costs one scoped thread (start, join, a cold helper) and, for the MSM, two smaller
 /// MSMs instead of one: measured at about 150 µs (staging) and 350 µs (MSM) of extra process
 /// CPU per batch on the 2-core reference VM with other work running
-/// (`cargo run --release --example two_threads`). From these sizes on, the extra stays
+/// (`cargo run --profile bench -p nostr-verify-bench --example two_threads`). From these sizes on, the extra stays
 /// within about a tenth of the batch's one-thread CPU time.
 pub(crate) const TWO_THREADS_MIN_LIFTS: usize = 2048;
 
@@ -75,25 +75,27 @@ pub(crate) const TWO_THREADS_MIN_LIFTS: usize = 2048;
 pub(crate) const TWO_THREADS_MIN_POINTS: usize = 3000;
 
 /// Counters kept by a [`Verifier`]. New counters may be added in any release
-/// (`#[non_exhaustive]`): read the fields, do not build the struct.
+/// (`#[non_exhaustive]`): read the fields, do not build the struct. The first six have the
+/// names they had in `nostr-verify` 0.1.0 (crates.io), so a program written against it reads
+/// the same counters.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Stats {
     /// Batch equations evaluated (including the ones on halves while narrowing).
     pub batches: u64,
     /// Batch equations that held.
-    pub batches_held: u64,
+    pub batches_passed: u64,
     /// Signatures accepted by a batch equation that held.
-    pub batch_accepted: u64,
+    pub batched: u64,
     /// Signatures checked one at a time with libsecp256k1.
-    pub single_checked: u64,
+    pub one_at_a_time: u64,
     /// Narrowings that spent their work budget and checked the rest one at a time (see
     /// [`Verifier::verify_batch`]).
     pub budget_exhausted: u64,
     /// Key-cache hits.
-    pub key_cache_hits: u64,
+    pub key_hits: u64,
     /// Key-cache misses.
-    pub key_cache_misses: u64,
+    pub key_misses: u64,
     /// Of those misses, the keys found in the [`SharedKeyCache`](crate::SharedKeyCache) (no lift needed).
     pub shared_cache_hits: u64,
 }
@@ -230,14 +232,14 @@ impl Verifier {
 
     /// Verifies one signature with libsecp256k1, the key taken from the cache.
     pub fn verify_one(&mut self, sig: &SigRef<'_>) -> bool {
-        self.stats.single_checked += 1;
+        self.stats.one_at_a_time += 1;
         if let Some(c) = self.cache.get(sig.pubkey) {
-            self.stats.key_cache_hits += 1;
+            self.stats.key_hits += 1;
             if let Some(x) = c.xonly() {
                 return verify_parsed(&x, sig.msg, sig.sig);
             }
         }
-        self.stats.key_cache_misses += 1;
+        self.stats.key_misses += 1;
         let shared = self
             .shared
             .as_ref()
@@ -332,7 +334,7 @@ impl Verifier {
     /// Inputs below 2,048 lifts (nonces plus cold keys) stage on the calling thread alone,
     /// MSMs below 3,000 points (about 1,000 signatures by distinct keys, 3,000 by a few)
     /// run there alone, and so do the sub-batches of narrowing: below those sizes a thread
-    /// costs more CPU than a tenth of the batch (`cargo run --release --example two_threads`).
+    /// costs more CPU than a tenth of the batch (`cargo run --profile bench -p nostr-verify-bench --example two_threads`).
     ///
     /// For throughput with many batches, prefer one [`Verifier`] per thread with
     /// [`Verifier::verify_batch`]: that scales without any fork/join cost.
@@ -362,8 +364,8 @@ impl Verifier {
         let held = self.equation(0..m, Threads::One);
         self.stats.batches += 1;
         if held {
-            self.stats.batches_held += 1;
-            self.stats.batch_accepted += sigs.len() as u64;
+            self.stats.batches_passed += 1;
+            self.stats.batched += sigs.len() as u64;
         }
         held
     }

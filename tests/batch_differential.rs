@@ -332,15 +332,11 @@ fn valid_batches_are_accepted_by_the_equation() {
         let after = v.stats();
         // verify_batch, then verify_all: two equations, both held.
         assert_eq!(after.batches - before.batches, 2, "n {n}");
-        assert_eq!(after.batches_held - before.batches_held, 2, "n {n}");
-        assert_eq!(
-            after.batch_accepted - before.batch_accepted,
-            2 * n as u64,
-            "n {n}"
-        );
+        assert_eq!(after.batches_passed - before.batches_passed, 2, "n {n}");
+        assert_eq!(after.batched - before.batched, 2 * n as u64, "n {n}");
         // No single check: a verifier that has met no flood does not probe a large batch
         // before its equation (`src/batch/narrow.rs`, "Narrowing", step 1).
-        assert_eq!(after.single_checked - before.single_checked, 0, "n {n}");
+        assert_eq!(after.one_at_a_time - before.one_at_a_time, 0, "n {n}");
     }
     // One bad signature: narrowing accepts the others by equations, and the bad one is found by
     // libsecp256k1 (at most a handful of single checks).
@@ -354,18 +350,14 @@ fn valid_batches_are_accepted_by_the_equation() {
     assert!(!ok[100]);
     let after = v.stats();
     assert!(
-        after.single_checked - before.single_checked <= 40,
+        after.one_at_a_time - before.one_at_a_time <= 40,
         "{:?}",
         after
     );
-    assert!(
-        after.batch_accepted - before.batch_accepted >= 470,
-        "{:?}",
-        after
-    );
+    assert!(after.batched - before.batched >= 470, "{:?}", after);
     // The second sighting of these keys hits the cache.
     v.verify_batch(&refs, &mut ok);
-    assert_eq!(v.stats().key_cache_hits - after.key_cache_hits, 8);
+    assert_eq!(v.stats().key_hits - after.key_hits, 8);
 }
 
 #[test]
@@ -477,7 +469,7 @@ fn shared_key_cache_across_threads() {
     let mut v = Verifier::new().with_shared_cache(shared.clone());
     let mut b = sigs::sign_batch(&mut r, &kps[..50], 64);
     check(&mut v, &b, "fresh verifier, shared keys");
-    assert_eq!(v.stats().shared_cache_hits, v.stats().key_cache_misses);
+    assert_eq!(v.stats().shared_cache_hits, v.stats().key_misses);
     let mut w = Verifier::new().with_shared_cache(shared.clone());
     for (i, o) in b.iter().enumerate() {
         assert_eq!(
@@ -594,12 +586,12 @@ fn delta(a: Stats, b: Stats) -> Stats {
     // `Stats` is `#[non_exhaustive]`: start from `b` and subtract field by field.
     let mut d = b;
     d.batches -= a.batches;
-    d.batches_held -= a.batches_held;
-    d.batch_accepted -= a.batch_accepted;
-    d.single_checked -= a.single_checked;
+    d.batches_passed -= a.batches_passed;
+    d.batched -= a.batched;
+    d.one_at_a_time -= a.one_at_a_time;
     d.budget_exhausted -= a.budget_exhausted;
-    d.key_cache_hits -= a.key_cache_hits;
-    d.key_cache_misses -= a.key_cache_misses;
+    d.key_hits -= a.key_hits;
+    d.key_misses -= a.key_misses;
     d.shared_cache_hits -= a.shared_cache_hits;
     d
 }
@@ -630,7 +622,7 @@ fn narrowing_budget_under_sprinkled_attack() {
             let what = format!("1 in {every}, {keys:?}: {d:?}");
             assert!(d.budget_exhausted <= 1, "{what}");
             assert!(d.batches <= 100, "{what}");
-            assert!(d.single_checked <= n as u64 + 2, "{what}");
+            assert!(d.one_at_a_time <= n as u64 + 2, "{what}");
         }
     }
     // A lone invalid signature never exhausts the budget (the halves that hold pay it back).
@@ -644,7 +636,7 @@ fn narrowing_budget_under_sprinkled_attack() {
             let d = delta(before, v.stats());
             assert_eq!(d.budget_exhausted, 0, "{keys:?}: {d:?}");
             // The sample after the failed equation (at most 96) and a few leaves.
-            assert!(d.single_checked <= 96 + 40, "{keys:?}: {d:?}");
+            assert!(d.one_at_a_time <= 96 + 40, "{keys:?}: {d:?}");
         }
     }
 }

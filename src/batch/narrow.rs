@@ -301,8 +301,8 @@ impl<'v, 's, 'a> Narrowing<'v, 's, 'a> {
 
     /// Records that the equation over `prep[range]` held: all of them valid.
     fn accept(&mut self, range: Range<usize>) {
-        self.v.stats.batches_held += 1;
-        self.v.stats.batch_accepted += range.len() as u64;
+        self.v.stats.batches_passed += 1;
+        self.v.stats.batched += range.len() as u64;
         for p in &self.v.work.prep[range] {
             self.ok[p.idx as usize] = true;
         }
@@ -317,7 +317,7 @@ impl<'v, 's, 'a> Narrowing<'v, 's, 'a> {
 
     /// libsecp256k1's verdict on prepared signature `j`, recorded and returned.
     fn single(&mut self, j: usize) -> bool {
-        self.v.stats.single_checked += 1;
+        self.v.stats.one_at_a_time += 1;
         let p = self.v.work.prep[j];
         let sig = &self.sigs[p.idx as usize];
         let key = &mut self.v.work.keys[p.key as usize];
@@ -401,9 +401,9 @@ mod tests {
         let want: Vec<bool> = (0..n).map(|i| i != bad).collect();
         assert_eq!(ok, want);
         let st = v.stats();
-        assert_eq!(st.single_checked, 2, "{st:?}");
-        assert_eq!((st.batches, st.batches_held), (1, 1), "{st:?}");
-        assert_eq!(st.batch_accepted, n as u64 - 1, "{st:?}");
+        assert_eq!(st.one_at_a_time, 2, "{st:?}");
+        assert_eq!((st.batches, st.batches_passed), (1, 1), "{st:?}");
+        assert_eq!(st.batched, n as u64 - 1, "{st:?}");
     }
 
     /// The probe of step 1 is paid only when wary: a verifier of clean traffic never probes,
@@ -429,7 +429,7 @@ mod tests {
             assert_eq!(ok, want);
             let after = v.stats();
             (
-                after.single_checked - before.single_checked,
+                after.one_at_a_time - before.one_at_a_time,
                 after.batches - before.batches,
             )
         };
@@ -514,7 +514,7 @@ mod tests {
             let st = v.stats();
             assert!(st.budget_exhausted <= 1, "{st:?}");
             assert!(st.batches <= 100, "{st:?}");
-            assert!(st.single_checked <= 1024 + 2, "{st:?}");
+            assert!(st.one_at_a_time <= 1024 + 2, "{st:?}");
             // The account never went past the limit.
             assert!(b.loss <= b.limit, "{b:?}");
             exhausted += st.budget_exhausted;

@@ -185,11 +185,11 @@ impl Verifier {
                 let point = self.cache.get(s.pubkey).copied();
                 let invalid = match point {
                     Some(_) => {
-                        self.stats.key_cache_hits += 1;
+                        self.stats.key_hits += 1;
                         false
                     }
                     None => {
-                        self.stats.key_cache_misses += 1;
+                        self.stats.key_misses += 1;
                         FieldElement::from_bytes(s.pubkey).is_none()
                     }
                 };

@@ -68,7 +68,7 @@ fn random_valid_batches() {
     }
     let s = v.stats();
     assert!(
-        s.batches_held > 0 && s.batch_accepted > 0,
+        s.batches_passed > 0 && s.batched > 0,
         "equation path not taken: {s:?}"
     );
 }
@@ -90,7 +90,7 @@ fn one_invalid_signature_every_corruption() {
     // Narrowing ran equations on parts of failed batches, and some held.
     let s = v.stats();
     assert!(
-        s.batches_held > before.batches_held && s.batch_accepted > 0,
+        s.batches_passed > before.batches_passed && s.batched > 0,
         "narrowing never accepted a half: {s:?}"
     );
 }
@@ -140,7 +140,7 @@ fn every_signature_invalid() {
                 // probes, then one at a time, no equation.
                 let s = v.stats();
                 assert_eq!(s.batches, before.batches, "all bad {n}: an equation ran");
-                assert_eq!(s.single_checked - before.single_checked, n as u64);
+                assert_eq!(s.one_at_a_time - before.one_at_a_time, n as u64);
             }
         }
     }
