@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Draws the batch benchmark charts from a results.json of `examples/batch.rs`.
+"""Draws the batch benchmark charts from a results.json of `bench/examples/batch.rs`.
 
 Usage: `python3 bench/chart.py [PATH]`. Without PATH it reads the latest run,
 `target/bench/results.json` (under `$CARGO_TARGET_DIR` when that is set), if there is one,
-else the committed reference `bench/results.json`. Run `cargo run --release --example batch`
+else the committed reference `bench/results.json`. Run `cargo run --profile bench -p nostr-verify-bench --example batch`
 first to make a fresh one. Writes ratio.png (speed-up over libsecp256k1 one at a time per
 batch size and key distribution) and us_per_sig.png (microseconds per signature) beside the
 JSON file it read.
@@ -33,7 +33,7 @@ def main():
         with open(path) as f:
             data = json.load(f)
     except FileNotFoundError:
-        sys.exit(f"{path} not found: run `cargo run --release --example batch` first")
+        sys.exit(f"{path} not found: run `cargo run --profile bench -p nostr-verify-bench --example batch` first")
     try:
         import matplotlib
 

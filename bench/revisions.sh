@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Same-run comparison of two revisions on the real corpus: builds `examples/events` at REV_A
+# Same-run comparison of two revisions on the real corpus: builds `bench/examples/events` at REV_A
 # and REV_B (git worktrees under target/revisions/, one target dir each, so a second run
 # rebuilds only what changed) and runs the two binaries alternately, ROUNDS times, pinned to
 # one CPU. Prints `verify_batch()` µs per event (thread CPU time, the example's median of 5
@@ -25,12 +25,22 @@ corpus=$data/events-real.jsonl
 root=$(pwd)
 mkdir -p target/revisions
 
-# The events binary of a revision: target/revisions/<sha>/target/release/examples/events.
+# The events binary of a revision, built with the profile its benchmarks used: since 0.2.0 the
+# program is bench/examples/events.rs (package nostr-verify-bench, the bench profile, output
+# in target/release like the release profile's); before, examples/events.rs of the root package
+# (`--release`, then carrying the LTO settings).
+build_in() {
+  if [ -f bench/examples/events.rs ]; then
+    cargo build -q --profile bench -p nostr-verify-bench --example events
+  else
+    cargo build -q --release --example events
+  fi
+}
 build() {
   local rev=$1 dir
   if [ "$rev" = WORKTREE ]; then
-    cargo build -q --release --example events
-    echo "$root/target/release/examples/events"
+    build_in >&2
+    echo "${CARGO_TARGET_DIR:-$root/target}/release/examples/events"
     return
   fi
   local sha
@@ -39,11 +49,11 @@ build() {
   if [ ! -d "$dir/.git" ] && [ ! -f "$dir/.git" ]; then
     git worktree add -f --detach "$dir" "$sha" >/dev/null 2>&1
   fi
-  (cd "$dir" && cargo build -q --release --example events) >&2
+  (cd "$dir" && CARGO_TARGET_DIR="$dir/target" build_in) >&2
   echo "$dir/target/release/examples/events"
 }
 
-echo "building $rev_a and $rev_b (release, examples/events)" >&2
+echo "building $rev_a and $rev_b (bench profile, the events benchmark)" >&2
 bin_a=$(build "$rev_a")
 bin_b=$(build "$rev_b")
 

@@ -4,7 +4,7 @@
 //! the selected backend's Strauss bound ([`backend::MsmTuning`]), Pippenger's bucket method
 //! with batch-affine additions ([`pippenger`]) above, with the window width from the same
 //! tuning. Both the switch points and the windows come from
-//! the MSM sweep described in `docs/batch.md` (`cargo run --release --example msm_sweep`
+//! the MSM sweep described in `docs/batch.md` (`cargo run --profile bench -p nostr-verify-bench --example msm_sweep`
 //! reproduces it).
 //!
 //! Scalars are at most 128 bits: the batch verifier's random weights are 128-bit already, and

@@ -1,10 +1,10 @@
 //! Benchmark of the backends: `lift_x_many_vartime` and `add_affine_pairs_vartime` on every arm this
 //! machine can run, timed in thread CPU time.
 //!
-//! `cargo bench --bench backend` first prints a summary table (median thread CPU time per
+//! `cargo bench -p nostr-verify-bench --bench backend` first prints a summary table (median thread CPU time per
 //! element, each arm and the ratio to the portable arm, measured in the same run), then runs
 //! the criterion groups `lift_x_many/<arm>/<n>` and `add_affine_pairs/<arm>/<n>`.
-//! `cargo bench --bench backend -- summary` prints the table only.
+//! `cargo bench -p nostr-verify-bench --bench backend -- summary` prints the table only.
 
 #[path = "support/cpu_time.rs"]
 mod cpu_time;

@@ -1,9 +1,9 @@
 //! Benchmark: batch verification against libsecp256k1 single verification, in thread CPU time.
 //!
-//! `cargo bench --bench batch`: per batch size (16, 64, 256, 1024) and key distribution
+//! `cargo bench -p nostr-verify-bench --bench batch`: per batch size (16, 64, 256, 1024) and key distribution
 //! (all distinct, 8 keys), `Verifier::verify_batch` with a warm key cache and libsecp256k1
 //! parse + verify one at a time (the baseline), `Throughput::Elements` = signatures. The
-//! headline table with fresh keys every round is `cargo run --release --example batch`.
+//! headline table with fresh keys every round is `cargo run --profile bench -p nostr-verify-bench --example batch`.
 
 #[path = "support/cpu_time.rs"]
 mod cpu_time;

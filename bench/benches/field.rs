@@ -1,11 +1,11 @@
 //! Benchmark: field microbenchmarks in thread CPU time: mul, square, sqrt, inverse, batch inverse.
 //!
-//! `cargo bench --bench field` runs the criterion group and prints a summary table of
+//! `cargo bench -p nostr-verify-bench --bench field` runs the criterion group and prints a summary table of
 //! medians next to libsecp256k1's `bench_internal` figures on the reference machine
 //! (`docs/benchmarks.md`): (fe_mul 17.6 ns and fe_sqr 14.4 ns over 8 independent chains, fe_sqrt 4.48 µs,
 //! fe_inv_var 1.02 µs). The field kernels are not reachable through the `secp256k1`
 //! crate, so no in-run libsecp256k1 column exists here.
-//! `cargo bench --bench field -- --summary-only` prints only the table.
+//! `cargo bench -p nostr-verify-bench --bench field -- --summary-only` prints only the table.
 
 #[path = "support/cpu_time.rs"]
 mod cpu_time;

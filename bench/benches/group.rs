@@ -1,10 +1,10 @@
 //! Benchmark: group microbenchmarks in thread CPU time: doubling, mixed and Jacobian addition,
 //! lift_x, conversion to affine.
 //!
-//! `cargo bench --bench group` runs the criterion group and prints a summary table of
+//! `cargo bench -p nostr-verify-bench --bench group` runs the criterion group and prints a summary table of
 //! medians next to libsecp256k1's `bench_internal` figures on the reference machine
 //! (`docs/benchmarks.md`): (8 independent chains: `gej_add_ge_var` 226 ns, `gej_add_var` 330 ns, `gej_double`
-//! 117 ns). `cargo bench --bench group -- --summary-only` prints only the table.
+//! 117 ns). `cargo bench -p nostr-verify-bench --bench group -- --summary-only` prints only the table.
 
 #[path = "support/cpu_time.rs"]
 mod cpu_time;

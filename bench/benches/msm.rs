@@ -1,8 +1,8 @@
 //! Benchmark: multi-scalar multiplication in thread CPU time: Strauss and batch-affine Pippenger over the
 //! point counts the batch verifier meets (`N = n + 2k + 2`), with the window the crate picks.
 //!
-//! `cargo bench --bench msm`. The full width sweep behind the parameters is
-//! `cargo run --release --example msm_sweep` (recorded in
+//! `cargo bench -p nostr-verify-bench --bench msm`. The full width sweep behind the parameters is
+//! `cargo run --profile bench -p nostr-verify-bench --example msm_sweep` (recorded in
 //! `docs/benchmarks.md#msm-sweep-and-window-choice`).
 
 #[path = "support/cpu_time.rs"]

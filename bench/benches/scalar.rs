@@ -1,11 +1,11 @@
 //! Benchmark: scalar, GLV-split and digit-recoding microbenchmarks, in thread CPU time.
 //!
-//! `cargo bench --bench scalar` runs the criterion groups and then prints a summary table of
+//! `cargo bench -p nostr-verify-bench --bench scalar` runs the criterion groups and then prints a summary table of
 //! medians with ratios against libsecp256k1: in-run through the `secp256k1` crate
 //! (`SecretKey::mul_tweak` / `add_tweak`, which add parsing and range checks to the bare
 //! scalar op) and against `bench_internal`'s figures on the reference machine (`docs/benchmarks.md`)
 //! (scalar_mul 33 ns, scalar_split 148 ns, scalar_inverse_var 1.04 µs).
-//! `cargo bench --bench scalar -- --summary-only` prints only the table.
+//! `cargo bench -p nostr-verify-bench --bench scalar -- --summary-only` prints only the table.
 
 #[path = "support/cpu_time.rs"]
 mod cpu_time;

@@ -1,6 +1,6 @@
 //! The main benchmark: batch verification against libsecp256k1 one at a time, same run.
 //!
-//! `cargo run --release --example batch` signs its own events (fresh keys every round), then
+//! `cargo run --profile bench -p nostr-verify-bench --example batch` signs its own events (fresh keys every round), then
 //! for batch sizes 16, 64, 256, 1024 and keys all distinct / 8 / 1 prints microseconds per
 //! signature (median of 21 rounds, thread CPU time) for libsecp256k1 parse + verify one at a
 //! time (what `nostr::Event::verify` does) and for `Verifier::verify_batch`, and their ratio.
@@ -26,7 +26,7 @@
 //! Options: `--out PATH`, `ROUNDS=n` (default 21), `NOSTR_VERIFY_BACKEND=portable` to force the portable
 //! backend everywhere, `NOSTR_VERIFY_BACKEND=portable-baseline` to run the portable arm's build
 //! without BMI2/ADX as the main rows (the "portable backend" rows are then its BMI2/ADX build, in
-//! the same run). Pin it for steadier numbers: `taskset -c 1 cargo run --release --example batch`.
+//! the same run). Pin it for steadier numbers: `taskset -c 1 cargo run --profile bench -p nostr-verify-bench --example batch`.
 
 use nostr_verify::backend::{self, Backend};
 use nostr_verify::{SigRef, Verifier};
@@ -153,7 +153,11 @@ fn out_path() -> std::path::PathBuf {
     }
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target"));
+        .unwrap_or_else(|| {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("..")
+                .join("target")
+        });
     target.join("bench").join("results.json")
 }
 

@@ -2,7 +2,7 @@
 //! `Event::verify` loop over the same lines, measured in one run.
 //!
 //! ```text
-//! cargo run --release -p nostr-verify-cli --example check_bench -- [FILE] [REPS]
+//! cargo run --profile bench -p nostr-verify-bench --example check_bench -- [FILE] [REPS]
 //! ```
 //! FILE defaults to `../shared/data/events-real.jsonl` (run from the repository root), REPS to 7.
 //! Repetitions are interleaved (baseline, check with 1 thread, check with 2 threads, ...) so

@@ -2,7 +2,7 @@
 //! in the same run, then the ingest service's throughput with 1 and 2 worker threads.
 //!
 //! ```text
-//! cargo run --release --example events -- [PATH] [REPS]
+//! cargo run --profile bench -p nostr-verify-bench --example events -- [PATH] [REPS]
 //! ```
 //! PATH: one event per line (default `../shared/data/events-real.jsonl`); REPS interleaved
 //! repetitions (default 5).

@@ -2,7 +2,7 @@
 //! `UnwrappedGift::from_gift_wrap`, in the same run.
 //!
 //! ```text
-//! cargo run --release --example gift_wraps -- [N] [K] [REPS]
+//! cargo run --profile bench -p nostr-verify-bench --example gift_wraps -- [N] [K] [REPS]
 //! ```
 //! N wraps (default 1000) from K senders (default 10) to one recipient, REPS interleaved
 //! repetitions (default 7). Single-threaded figures are thread CPU time

@@ -2,7 +2,7 @@
 //! source floods the service at full speed with valid events, then with invalid signatures.
 //!
 //! ```text
-//! cargo run --release --example ingest_fairness -- [ROUNDS] [WORKERS]
+//! cargo run --profile bench -p nostr-verify-bench --example ingest_fairness -- [ROUNDS] [WORKERS]
 //! ```
 //! ROUNDS honest rounds per setting (default 200), WORKERS worker threads (default 2). The
 //! service has its default settings otherwise (batches of up to 512 events, 1 ms latency

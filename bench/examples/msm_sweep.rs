@@ -2,7 +2,7 @@
 //! Strauss widths and Pippenger window widths per point count, the crate's own choice
 //! (`msm::msm_vartime`), and the batch size below which one-at-a-time wins.
 //!
-//! `cargo run --release --example msm_sweep` (thread CPU time, median of `ROUNDS`, default 7).
+//! `cargo run --profile bench -p nostr-verify-bench --example msm_sweep` (thread CPU time, median of `ROUNDS`, default 7).
 //! `SIZES=3074` (comma-separated point counts) sweeps only those sizes, `CS=8,9,10` only those
 //! Pippenger widths; `SMALL=0` skips the small-batch table.
 

@@ -1,7 +1,7 @@
 //! Benchmark and profiling helper: verifies the same batch (`N` signatures, default 1024, by `KEYS` keys,
 //! default all distinct; cold keys each time, scratch reused) in a loop (`ITERS`), for
 //! `perf record`.
-//! `cargo run --release --example profile_batch`.
+//! `cargo run --profile bench -p nostr-verify-bench --example profile_batch`.
 
 use nostr_verify::{SigRef, Verifier};
 use secp256k1::{Keypair, Secp256k1};

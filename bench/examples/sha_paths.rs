@@ -11,7 +11,7 @@
 //!    and call size;
 //! 4. challenges + weights + id per signature, the sum of rows 2 and 3;
 //! 5. `verify_batch()` on the real corpus (ids and signatures; the whole corpus in one call,
-//!    which verifies 4,096 events at a time, and calls of 512 as in `examples/events.rs`;
+//!    which verifies 4,096 events at a time, and calls of 512 as in `bench/examples/events.rs`;
 //!    each repetition on a fresh thread so every path starts with a cold key cache) on each
 //!    backend, against a loop of nostr's `Event::verify()`.
 //!
@@ -20,7 +20,7 @@
 //!
 //! ```text
 //! NOSTR_VERIFY_DATA=../shared/data ROUNDS=11 taskset -c 1 \
-//!     cargo run --release --features internals --example sha_paths
+//!     cargo run --profile bench -p nostr-verify-bench --example sha_paths
 //! ```
 //! Thread CPU time, median of `ROUNDS` (default 11). The corpus is
 //! `$NOSTR_VERIFY_DATA/events-real.jsonl` (default `../shared/data`); rows 3-5 are skipped

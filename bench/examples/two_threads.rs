@@ -1,7 +1,7 @@
 //! What `Verifier::verify_batch_two_threads` costs against `Verifier::verify_batch`, same run.
 //!
 //! ```text
-//! cargo run --release --example two_threads -- [ROUNDS]
+//! cargo run --profile bench -p nostr-verify-bench --example two_threads -- [ROUNDS]
 //! ```
 //! For batches of 256 to 4096 signatures, with all-distinct keys never seen before (cold: every
 //! key is lifted, as for gift wraps' one-time keys) and with 8 keys the verifier already holds

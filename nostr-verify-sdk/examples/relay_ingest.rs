@@ -1,7 +1,7 @@
 //! Benchmark: client CPU per event: stock `Client::fetch_events` vs `VerifiedClient::fetch_events`.
 //!
 //! ```text
-//! cargo run --release -p nostr-verify-sdk --example relay_ingest -- --events 20000 --authors 50 --relays 2
+//! cargo run --profile bench -p nostr-verify-sdk --example relay_ingest -- --events 20000 --authors 50 --relays 2
 //! ```
 //!
 //! The relays run in a child process (this binary re-executed with `--serve`), so the parent's

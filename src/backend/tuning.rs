@@ -1,5 +1,5 @@
 //! The MSM's parameters per backend, from the MSM sweep (`docs/batch.md`, "How it works";
-//! `cargo run --release --example msm_sweep` reproduces it). The MSM reads them through
+//! `cargo run --profile bench -p nostr-verify-bench --example msm_sweep` reproduces it). The MSM reads them through
 //! [`msm_tuning`] and never asks which arm runs.
 
 use super::{selected, Backend};

@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// Work (one-thread CPU time, ns) a thread must get before a stage is split for it.
 ///
 /// Starting and joining a scoped thread costs about 15 µs of CPU and 30–60 µs of wall
-/// time on the 2-core reference machine (`cargo run --release --example gift_wraps`,
+/// time on the 2-core reference machine (`cargo run --profile bench -p nostr-verify-bench --example gift_wraps`,
 /// "thread start" row); with 400 µs of work per thread the threads cost at most about 4 %
 /// more CPU than one thread, and still finish sooner.
 pub(crate) const MIN_WORK_PER_THREAD_NS: u64 = 400_000;

@@ -24,7 +24,7 @@ use crate::nostr::{compute_id, Verdict};
 use crate::{with_thread_verifier, SigRef};
 
 // One-thread cost of each kind of item, in ns, from the breakdown of
-// `cargo run --release --example gift_wraps` on the 2-core reference machine (rounded up);
+// `cargo run --profile bench -p nostr-verify-bench --example gift_wraps` on the 2-core reference machine (rounded up);
 // they only decide whether a stage is worth splitting (see `fanout`).
 /// The NIP-01 id of a gift wrap (about 1.5 KB of JSON) or a seal.
 const ID_NS: u64 = 2_000;

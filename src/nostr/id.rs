@@ -31,7 +31,7 @@ use sha2::{Digest, Sha256};
 /// on the corpus, 48 % of the 16-lane steps' lanes do useful work with 256 events a call,
 /// 62 % with 512, 88 % with 1,024 (96 % of the ideal cost once the last two messages
 /// finish on the scalar code), while 1,024 events' bytes (about 0.9 MB on the corpus) still
-/// fit in L2 (measured in `examples/sha_paths.rs`).
+/// fit in L2 (measured in `bench/examples/sha_paths.rs`).
 const IDS_PER_CALL: usize = 1024;
 
 /// Staging buffer size: 32 SHA-256 blocks.

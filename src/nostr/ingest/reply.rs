@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex};
 /// Why not `tokio::sync::oneshot`: one per event is exactly that channel per event, and one per
 /// batch cannot serve tickets of one batch awaited by several tasks. Measured with a oneshot
 /// per event against this type, 16 interleaved runs each of
-/// `cargo run --release --example events` (and `--example ingest_fairness`): about 19 times
+/// `cargo run --profile bench -p nostr-verify-bench --example events` (and `--example ingest_fairness`): about 19 times
 /// the context switches (49k against 2.6k involuntary per run), 5–7% more worker CPU per event
 /// in three of the four settings, a fifth less single-worker throughput, and a slower honest
 /// source under a flood. The figures are in `docs/experiments.md` ("One channel per event for
