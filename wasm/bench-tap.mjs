@@ -257,6 +257,7 @@ async function bundle(platform) {
   const src = join(root, "bench", "tap-recipes.mjs");
   const key = createHash("sha256")
     .update(readFileSync(src))
+    .update(readFileSync(join(root, "bench", "tap-run.mjs")))
     .update(readFileSync(join(clients, "package-lock.json")))
     .update(platform)
     .digest("hex")
@@ -294,52 +295,13 @@ function threadCpuMs(tid) {
   }
 }
 
-/** Checks what a library delivered against the corpus; returns { ok, problems, ... }. */
-function makeChecker(corpus) {
-  const valid = new Map(corpus.valid.map((e) => [e.id, e]));
-  const forged = new Set(corpus.forged.map((e) => e.id));
-  const seen = new Set();
-  const bad = { duplicates: 0, forged: 0, unknown: 0, altered: 0 };
-  return {
-    expected: valid.size,
-    get delivered() {
-      return seen.size;
-    },
-    add(e) {
-      const id = e && e.id;
-      const v = valid.get(id);
-      if (!v) {
-        if (forged.has(id)) bad.forged++;
-        else bad.unknown++;
-        return false;
-      }
-      if (e.sig !== v.sig || e.content !== v.content || e.pubkey !== v.pubkey || e.created_at !== v.created_at) {
-        bad.altered++;
-        return false;
-      }
-      if (seen.has(id)) {
-        bad.duplicates++;
-        return false;
-      }
-      seen.add(id);
-      return true;
-    },
-    result() {
-      const problems = [];
-      if (seen.size !== valid.size) problems.push(`${valid.size - seen.size} of ${valid.size} valid events not delivered`);
-      for (const [k, n] of Object.entries(bad)) if (n) problems.push(`${n} ${k}`);
-      return { delivered: seen.size, expected: valid.size, ...bad, problems };
-    },
-  };
-}
-
 async function childRun(spec) {
   const { library, variant, relays, corpusFile, bundlePath, timeoutS } = spec;
   const corpus = JSON.parse(readFileSync(corpusFile, "utf8"));
-  const check = makeChecker(corpus);
   const require = createRequire(join(clients, "package.json"));
   const WS = require("ws");
   const recipes = await import(pathToFileURL(bundlePath));
+  const check = recipes.makeChecker(corpus);
   let tap = null;
   if (variant === "tap") {
     const { tapWebSocket } = createRequire(join(root, "pkg-node", "package.json"))("./tap.js");
@@ -349,72 +311,31 @@ async function childRun(spec) {
   const runner = await recipes.prepare(library, variant, { WebSocket: WS, tap });
   // Let the setup's leftovers (module compiles, worker start-up) settle before the window.
   await new Promise((ok) => setTimeout(ok, 200));
-
-  const filter = { kinds: [1] };
-  let done = false;
-  let eoseAt = NaN;
-  let lastAt = NaN;
-  let lastProgress = 0;
-  let eventsAfterEose = 0;
-  let error = null;
-  let finish;
-  const finished = new Promise((ok) => (finish = ok));
-  const elu0 = performance.eventLoopUtilization();
-  const cpu0 = process.cpuUsage();
-  const main0 = threadCpuMs(process.pid);
-  const t0 = performance.now();
+  let elu0, cpu0, main0, t0;
   let window = null;
-  const close = (why) => {
-    if (done) return;
-    done = true;
-    const t1 = performance.now();
-    const elu = performance.eventLoopUtilization(elu0);
-    const cpu = process.cpuUsage(cpu0);
-    window = {
-      why,
-      eluActiveMs: elu.active,
-      eluUtilization: elu.utilization,
-      mainCpuMs: threadCpuMs(process.pid) - main0,
-      processCpuMs: (cpu.user + cpu.system) / 1000,
-      userMs: cpu.user / 1000,
-      systemMs: cpu.system / 1000,
-      windowMs: t1 - t0,
-    };
-    finish();
-  };
-  const sink = {
-    event(e) {
-      if (done) return;
-      if (check.add(e)) {
-        lastAt = performance.now();
-        lastProgress = lastAt;
-      }
-      if (!Number.isNaN(eoseAt)) eventsAfterEose++;
-      if (check.delivered === check.expected && !Number.isNaN(eoseAt)) close("complete");
+  const hooks = {
+    start() {
+      elu0 = performance.eventLoopUtilization();
+      cpu0 = process.cpuUsage();
+      main0 = threadCpuMs(process.pid);
+      t0 = performance.now();
     },
-    eose() {
-      if (Number.isNaN(eoseAt)) eoseAt = performance.now();
-      if (check.delivered === check.expected) close("complete");
-    },
-    error(e) {
-      error = String((e && e.stack) || e);
-      close("error");
+    stop() {
+      const t1 = performance.now();
+      const elu = performance.eventLoopUtilization(elu0);
+      const cpu = process.cpuUsage(cpu0);
+      window = {
+        eluActiveMs: elu.active,
+        eluUtilization: elu.utilization,
+        mainCpuMs: threadCpuMs(process.pid) - main0,
+        processCpuMs: (cpu.user + cpu.system) / 1000,
+        userMs: cpu.user / 1000,
+        systemMs: cpu.system / 1000,
+        windowMs: t1 - t0,
+      };
     },
   };
-  lastProgress = t0;
-  const watchdog = setInterval(() => {
-    const now = performance.now();
-    if (now - t0 > timeoutS * 1000) close(`timeout (${timeoutS} s)`);
-    // The library said it is complete and nothing more came for 5 s: it will not.
-    else if (!Number.isNaN(eoseAt) && now - Math.max(eoseAt, lastProgress) > 5000) close("completion without every event");
-  }, 250);
-  try {
-    await runner.fetch(relays, filter, sink);
-  } catch (e) {
-    sink.error(e);
-  }
-  await finished;
-  clearInterval(watchdog);
+  const out = await recipes.runFetch({ runner, relays, check, timeoutS, hooks });
   const stats = tap ? tap.stats() : null;
   try {
     runner.close();
@@ -422,20 +343,7 @@ async function childRun(spec) {
   } catch {
     // closing is not measured
   }
-  const tapSummary = stats && {
-    maxLatencyMs: stats.maxLatencyMs,
-    batches: stats.batches,
-    verified: stats.verified,
-    maxBatchSize: stats.maxBatchSize,
-    worker: stats.worker,
-    workerError: stats.workerError,
-    dropped: Object.values(stats.relays).reduce((s, r) => s + r.dropped.invalidId + r.dropped.invalidSig + r.dropped.malformed, 0),
-    relays: stats.relays,
-  };
-  return {
-    library, variant, engine: "node", ...window, ...check.result(), error,
-    wallLastMs: lastAt - t0, wallEoseMs: eoseAt - t0, eventsAfterEose, tap: tapSummary,
-  };
+  return { library, variant, engine: "node", ...window, ...out, tap: recipes.tapSummary(stats) };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -536,6 +444,10 @@ function printTables(engine, runs, o, log, recipes) {
   if (bar) {
     log(`bar (${engine}, nostr-tools SimplePool, nostr-tools/wasm + nostr-wasm / tap): main thread ${fmt(bar.main, 2)}x (issue 47 asks >= 10: ${bar.main >= 10 ? "met" : "NOT met"}), ` +
       `${engine === "node" ? "process" : "renderer"} CPU ${fmt(bar.proc, 2)}x (asks >= 4: ${bar.proc >= 4 ? "met" : "NOT met"})`);
+  }
+  if (engine === "chromium") {
+    const td = [...new Set(runs.map((r) => r.timeDomain))].join(", ");
+    log(`(Chromium's Performance.getMetrics time domain: ${td}${td === "threadTicks" ? ": TaskDuration and ScriptDuration are the main thread's CPU time" : ": wall time"}; renderer CPU from /proc in 10 ms ticks)`);
   }
   const lat = rows.filter((r) => r.variant === "tap").map((r) => r.latencyMaxMs);
   if (lat.length) log(`tap latency (${engine}): the longest an EVENT frame waited in the tap, over every tap run: ${fmt(Math.max(...lat))} ms (nostr-tools' EOSE timeout: 4400 ms)`);
@@ -642,8 +554,10 @@ async function inChromium(o, corpus, relays, log) {
   const { withChromium, sleep } = await import("./bench/chromium.mjs");
   const bundlePath = await bundle("browser");
   const runs = [];
+  let timeDomain = "";
   const routes = {
     "/bench-tap/recipes.mjs": { type: "text/javascript", body: readFileSync(bundlePath) },
+    "/bench-tap/corpus.json": JSON.stringify({ valid: corpus.valid, forged: corpus.forged }),
   };
   await withChromium(root + "/", async (browser) => {
     log(`# Chromium ${browser.version} (headless), wasm/pkg-web`);
@@ -653,7 +567,15 @@ async function inChromium(o, corpus, relays, log) {
       await browser.open(`bench/tap.html?spec=${args}`);
       const ready = await browser.until("return document.body.dataset.state === 'ready' || document.body.dataset.state === 'error' ? document.body.dataset.state : '';");
       if (ready === "error") throw new Error(`${job.library}/${job.variant}: the page failed: ${await browser.exec("return window.benchError;")}`);
-      await browser.cdp("Performance.enable", { timeDomain: "threadTicks" }).catch(() => browser.cdp("Performance.enable", {}));
+      // Thread ticks where Chromium has them: TaskDuration is then the main thread's CPU time.
+      await browser.cdp("Performance.disable").catch(() => {});
+      try {
+        await browser.cdp("Performance.enable", { timeDomain: "threadTicks" });
+        timeDomain = "threadTicks";
+      } catch {
+        await browser.cdp("Performance.enable", {});
+        timeDomain = "timeTicks";
+      }
       const metrics = async () => Object.fromEntries((await browser.cdp("Performance.getMetrics")).metrics.map((m) => [m.name, m.value]));
       const m0 = await metrics();
       const c0 = chromiumCpu(browser.driverPid);
@@ -663,6 +585,7 @@ async function inChromium(o, corpus, relays, log) {
       const c1 = chromiumCpu(browser.driverPid);
       if (r.error && !r.library) throw new Error(`${job.library}/${job.variant}: ${r.error}`);
       r.engine = "chromium";
+      r.timeDomain = timeDomain;
       r.repeat = job.repeat;
       r.mainMs = (m1.TaskDuration - m0.TaskDuration) * 1000;
       r.scriptMs = (m1.ScriptDuration - m0.ScriptDuration) * 1000;

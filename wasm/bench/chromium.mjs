@@ -12,7 +12,7 @@ const types = { ".html": "text/html", ".js": "text/javascript", ".mjs": "text/ja
 
 /**
  * Serves the directory `root` (ending in "/") on 127.0.0.1, cross-origin isolated; `routes`
- * maps extra paths to JSON bodies.
+ * maps extra paths to JSON bodies (strings), or to `{ type, body }` for another content type.
  */
 function serve(root, routes) {
   const isolated = {
@@ -22,8 +22,10 @@ function serve(root, routes) {
   const server = createServer((req, res) => {
     const path = decodeURIComponent(new URL(req.url, "http://x").pathname);
     if (Object.hasOwn(routes, path)) {
-      res.writeHead(200, { "content-type": "application/json", ...isolated });
-      return res.end(routes[path]);
+      const r = routes[path];
+      const [type, body] = typeof r === "string" ? ["application/json", r] : [r.type, r.body];
+      res.writeHead(200, { "content-type": type, ...isolated });
+      return res.end(body);
     }
     const file = normalize(join(root, path));
     if (!file.startsWith(root) || !statSync(file, { throwIfNoEntry: false })?.isFile()) {
@@ -53,8 +55,10 @@ async function wd(base, method, path, body) {
  * Runs `body(browser)` with a headless Chromium whose pages are served from `root` (plus the
  * JSON bodies of `routes`, path to string), then closes everything. `browser` has `version`, `open(path)` (navigates to a path under
  * `root`, e.g. "bench/index.html?args=..."), `exec(script)` (a synchronous script's return
- * value), `cdp(cmd, params)` (a DevTools Protocol command's result) and `until(script)`
- * (polls a script every 100 ms until it returns a truthy value, which it returns).
+ * value), `execAsync(script)` (the value an asynchronous script passes to its callback, the
+ * last of its `arguments`), `cdp(cmd, params)` (a DevTools Protocol command's result),
+ * `until(script)` (polls a script every 100 ms until it returns a truthy value, which it
+ * returns) and `driverPid` (chromedriver's process id: Chromium's processes are below it).
  */
 export async function withChromium(root, body, routes = {}) {
   const server = await serve(root, routes);
@@ -94,6 +98,8 @@ export async function withChromium(root, body, routes = {}) {
       version: caps.capabilities.browserVersion,
       open: (path) => wd(base, "POST", `/session/${session}/url`, { url: `http://127.0.0.1:${server.address().port}/${path}` }),
       exec,
+      execAsync: (script) => wd(base, "POST", `/session/${session}/execute/async`, { script, args: [] }),
+      driverPid: driver.pid,
       cdp: (cmd, params = {}) => wd(base, "POST", `/session/${session}/goog/cdp/execute`, { cmd, params }),
       until: async (script) => {
         for (;;) {

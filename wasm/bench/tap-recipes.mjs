@@ -22,6 +22,7 @@ import { verifier as rxVerifier } from "@rx-nostr/crypto";
 import { NostrFetcher } from "nostr-fetch";
 import { EventStore, mapEventsToStore } from "applesauce-core";
 import { RelayPool } from "applesauce-relay";
+export { makeChecker, runFetch, tapSummary } from "./tap-run.mjs";
 import { Pool, Socket, SocketEvent, SocketStatus, defaultSocketPolicies, request as welshmanRequest } from "@welshman/net";
 
 /** The libraries and their variants, in the order the tables show them. */

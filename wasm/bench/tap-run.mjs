@@ -1,0 +1,123 @@
+// One fetch of wasm/bench-tap.mjs, the same in node (a child process) and in the page
+// (wasm/bench/tap.html): the check of what the library delivered, and the run loop that
+// decides when the run is over. No dependencies; bundled into the recipes' bundle.
+
+/**
+ * What a library delivered, against the corpus ({ valid: [...], forged: [...] }): each valid
+ * event exactly once, unchanged, and nothing else.
+ */
+export function makeChecker(corpus) {
+  const valid = new Map(corpus.valid.map((e) => [e.id, e]));
+  const forged = new Set(corpus.forged.map((e) => e.id));
+  const seen = new Set();
+  const bad = { duplicates: 0, forged: 0, unknown: 0, altered: 0 };
+  return {
+    expected: valid.size,
+    get delivered() {
+      return seen.size;
+    },
+    /** True when `e` is a valid event not delivered before. */
+    add(e) {
+      const id = e && e.id;
+      const v = valid.get(id);
+      if (!v) {
+        if (forged.has(id)) bad.forged++;
+        else bad.unknown++;
+        return false;
+      }
+      if (e.sig !== v.sig || e.content !== v.content || e.pubkey !== v.pubkey || e.created_at !== v.created_at || e.kind !== v.kind ||
+        JSON.stringify(e.tags) !== JSON.stringify(v.tags)) {
+        bad.altered++;
+        return false;
+      }
+      if (seen.has(id)) {
+        bad.duplicates++;
+        return false;
+      }
+      seen.add(id);
+      return true;
+    },
+    result() {
+      const problems = [];
+      if (seen.size !== valid.size) problems.push(`${valid.size - seen.size} of ${valid.size} valid events not delivered`);
+      for (const [k, n] of Object.entries(bad)) if (n) problems.push(`${n} ${k}`);
+      return { delivered: seen.size, expected: valid.size, ...bad, problems };
+    },
+  };
+}
+
+/**
+ * Runs `runner.fetch(relays, { kinds: [1] }, sink)` until every expected event came and the
+ * library signalled its completion (its EOSE / the end of its request), or the library's
+ * completion came and nothing more for 5 s, or `timeoutS` passed. `hooks.start()` is called
+ * right before the fetch and `hooks.stop()` at that end, synchronously (the measured window);
+ * resolves to { why, error, wallLastMs, wallEoseMs, eventsAfterEose, ...checker result }.
+ */
+export async function runFetch({ runner, relays, check, timeoutS, hooks }) {
+  let done = false;
+  let eoseAt = NaN;
+  let lastAt = NaN;
+  let lastProgress = 0;
+  let eventsAfterEose = 0;
+  let error = null;
+  let why = "";
+  let finish;
+  const finished = new Promise((ok) => (finish = ok));
+  const close = (reason) => {
+    if (done) return;
+    done = true;
+    hooks.stop();
+    why = reason;
+    finish();
+  };
+  const sink = {
+    event(e) {
+      if (done) return;
+      if (check.add(e)) {
+        lastAt = performance.now();
+        lastProgress = lastAt;
+      }
+      if (!Number.isNaN(eoseAt)) eventsAfterEose++;
+      if (check.delivered === check.expected && !Number.isNaN(eoseAt)) close("complete");
+    },
+    eose() {
+      if (Number.isNaN(eoseAt)) eoseAt = performance.now();
+      if (check.delivered === check.expected) close("complete");
+    },
+    error(e) {
+      error = String((e && e.stack) || e);
+      close("error");
+    },
+  };
+  hooks.start();
+  const t0 = performance.now();
+  lastProgress = t0;
+  const watchdog = setInterval(() => {
+    const now = performance.now();
+    if (now - t0 > timeoutS * 1000) close(`timeout (${timeoutS} s)`);
+    else if (!Number.isNaN(eoseAt) && now - Math.max(eoseAt, lastProgress) > 5000) close("completion without every event");
+  }, 250);
+  try {
+    await runner.fetch(relays, { kinds: [1] }, sink);
+  } catch (e) {
+    sink.error(e);
+  }
+  await finished;
+  clearInterval(watchdog);
+  return { why, error, wallLastMs: lastAt - t0, wallEoseMs: eoseAt - t0, eventsAfterEose, ...check.result() };
+}
+
+/** The parts of tap.stats() the tables show. */
+export function tapSummary(stats) {
+  if (!stats) return null;
+  return {
+    maxLatencyMs: stats.maxLatencyMs,
+    batches: stats.batches,
+    verified: stats.verified,
+    maxBatchSize: stats.maxBatchSize,
+    worker: stats.worker,
+    workerError: stats.workerError,
+    dropped: Object.values(stats.relays).reduce((s, r) => s + r.dropped.invalidId + r.dropped.invalidSig + r.dropped.malformed, 0),
+    relays: stats.relays,
+  };
+}
