@@ -5,8 +5,8 @@
 // with verification in the tap's module Web Worker (the default; nostr-tools also inline). One
 // Chromium session for all (driven like wasm/bench/chromium.mjs: Debian's chromium through
 // chromedriver, wasm/ served from 127.0.0.1); each library gets its own page load and tap.
-// CLIENTS_BROWSER_EVENTS sets the scenario's size (default 2,000 corpus events; node.test.mjs
-// takes them all), CLIENTS_BROWSER_LIBS=a,b runs only those libraries.
+// CLIENTS_BROWSER_EVENTS sets the scenario's size (default 1,500 corpus lines, as
+// node.test.mjs), CLIENTS_BROWSER_LIBS=a,b runs only those libraries.
 // Asserted per library, as in node.test.mjs: it delivers exactly the valid events, each once,
 // all before its EOSE/completion; no forged event; the forged copies relay B sends first do not
 // suppress relay A's valid ones; the tap counts every dropped event against the relay that sent
@@ -64,7 +64,7 @@ test("six client libraries through the tap in headless Chromium", { skip: corpus
   for (const f of ["tap.js", "tap-worker.js", "nostr_verify_wasm.js", "nostr_verify_wasm_bg.wasm"]) {
     assert.ok(existsSync(`${root}pkg-web/${f}`), `wasm/pkg-web/${f} missing: run wasm/build.sh first`);
   }
-  const count = Number(process.env.CLIENTS_BROWSER_EVENTS || 2000);
+  const count = Number(process.env.CLIENTS_BROWSER_EVENTS || 1500); // as node.test.mjs
   const sc = scenario(corpus, { count });
   const validA = sc.a.items.filter((it) => it.valid).length;
   const validB = sc.b.items.filter((it) => it.valid).length;
