@@ -3,7 +3,8 @@
 # the tests of wasm/tests-crate (the library) and nostr-verify-wasm (the JavaScript API) inside
 # wasm, in node and in headless Chromium, with the libsecp256k1 C library compiled into the
 # same modules (shared/PLATFORMS.md's recipe); then build the npm packages (wasm/build.sh)
-# and test them (wasm/test/run.sh); then run the benchmark briefly (wasm/bench.mjs).
+# and test them (wasm/test/run.sh) and their WebSocket tap with six client libraries
+# (wasm/clients/run.sh); then run the benchmark briefly (wasm/bench.mjs).
 #
 # Needs root and apt (a fresh Debian machine with only rustup's toolchain is enough): Debian's
 # `rustc-web` builds std from its own source with -Zbuild-std, since rustup cannot add the
@@ -67,6 +68,10 @@ bash wasm/build.sh --profile test
 grep -q sha_simd128 "$module" || die "the packages lack the simd128 kernel"
 phase "wasm/test/run.sh (node, Chromium, TypeScript)"
 bash wasm/test/run.sh
+# The tap with six Nostr client libraries (pinned in wasm/clients/package-lock.json) against
+# local relays serving ../shared/data's real events and forged copies (issue 47).
+phase "wasm/clients/run.sh (nostr-tools, NDK, rx-nostr, nostr-fetch, applesauce, welshman through the tap)"
+bash wasm/clients/run.sh
 
 # The benchmark (wasm/bench.mjs), briefly, in node and in Chromium: it checks every engine's
 # verdicts on its inputs itself; here, that it ran and printed every row with every figure
