@@ -34,10 +34,13 @@
 // welshman) --variants a,b (all of stock,stock-wasm,tap) --forged N (events / 100) --seed N (1)
 // --client-cpus LIST and --relay-cpus LIST (taskset -c for the clients and the relays; none by
 // default) --timeout-s N (a run that has not completed after N s fails; 300) --json FILE (the
-// raw runs) --cpu-prof DIR (node: each client run under node --cpu-prof, profiles in DIR).
+// raw runs) --cpu-prof DIR (node: each client run under node --cpu-prof, profiles in DIR)
+// --wasm-pkgs DIR (the module and its wasm-bindgen glue from DIR/pkg-node and DIR/pkg-web, the
+// tap's JavaScript from wasm/pkg-*: e.g. a release build beside the test-profile packages CI
+// builds; copied together under target/bench-tap/pkgs/).
 import { spawn, execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, statSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -59,7 +62,7 @@ const die = (msg) => {
 function parseArgs(argv) {
   const o = {
     engine: "node", events: 10000, authors: 50, repeats: 3, libraries: ALL_LIBRARIES, variants: ALL_VARIANTS,
-    forged: undefined, seed: 1, clientCpus: "", relayCpus: "", timeoutS: 300, json: "", cpuProf: "", child: "",
+    forged: undefined, seed: 1, clientCpus: "", relayCpus: "", timeoutS: 300, json: "", cpuProf: "", child: "", wasmPkgs: "",
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -85,6 +88,7 @@ function parseArgs(argv) {
     else if (a === "--relay-cpus") o.relayCpus = val();
     else if (a === "--json") o.json = val();
     else if (a === "--cpu-prof") o.cpuProf = val();
+    else if (a === "--wasm-pkgs") o.wasmPkgs = val();
     else if (a === "--child") o.child = val();
     else if (a === "--help" || a === "-h") {
       console.log(readFileSync(fileURLToPath(import.meta.url), "utf8").split("\n").filter((l) => l.startsWith("//")).join("\n"));
@@ -199,6 +203,36 @@ function split(corpus) {
   return { a, b, fa, fb };
 }
 
+/**
+ * The packages to run: wasm/pkg-node and wasm/pkg-web, or (--wasm-pkgs DIR) copies of them
+ * under target/bench-tap/pkgs/ with DIR's module and glue. Returns { node, web } directories.
+ */
+function packages(o) {
+  if (!o.wasmPkgs) return { node: join(root, "pkg-node"), web: join(root, "pkg-web") };
+  const out = {};
+  for (const flavor of ["node", "web"]) {
+    const from = join(o.wasmPkgs, `pkg-${flavor}`);
+    if (!existsSync(join(from, "nostr_verify_wasm_bg.wasm"))) die(`--wasm-pkgs: ${from}/nostr_verify_wasm_bg.wasm missing`);
+    const dir = join(cacheDir, "pkgs", `pkg-${flavor}`);
+    rmSync(dir, { recursive: true, force: true });
+    cpSync(join(root, `pkg-${flavor}`), dir, { recursive: true });
+    rmSync(join(dir, "snippets"), { recursive: true, force: true });
+    for (const f of readdirSync(from)) cpSync(join(from, f), join(dir, f), { recursive: true });
+    out[flavor] = dir;
+  }
+  return out;
+}
+
+/** Every file under `dir`, as paths relative to it. */
+function filesUnder(dir, prefix = "") {
+  const out = [];
+  for (const d of readdirSync(dir, { withFileTypes: true })) {
+    if (d.isDirectory()) out.push(...filesUnder(join(dir, d.name), prefix + d.name + "/"));
+    else out.push(prefix + d.name);
+  }
+  return out;
+}
+
 // ---------------------------------------------------------------------------------------------
 // The relays: two child processes.
 
@@ -258,6 +292,7 @@ async function bundle(platform) {
   const key = createHash("sha256")
     .update(readFileSync(src))
     .update(readFileSync(join(root, "bench", "tap-run.mjs")))
+    .update(readFileSync(fileURLToPath(import.meta.url))) // how it is bundled
     .update(readFileSync(join(clients, "package-lock.json")))
     .update(platform)
     .digest("hex")
@@ -266,8 +301,13 @@ async function bundle(platform) {
   if (existsSync(out)) return out;
   mkdirSync(cacheDir, { recursive: true });
   const esbuild = require("esbuild");
+  // node: ws bundled in as well, so that a run needs nothing from wasm/clients/node_modules
+  // (which an `npm ci` there may be replacing meanwhile).
+  const entry = platform === "node"
+    ? { stdin: { contents: `export * from ${JSON.stringify(src)};\nexport { default as NodeWebSocket } from "ws";\n`, resolveDir: clients, loader: "js" } }
+    : { entryPoints: [src] };
   await esbuild.build({
-    entryPoints: [src],
+    ...entry,
     bundle: true,
     format: "esm",
     platform,
@@ -296,15 +336,14 @@ function threadCpuMs(tid) {
 }
 
 async function childRun(spec) {
-  const { library, variant, relays, corpusFile, bundlePath, timeoutS } = spec;
+  const { library, variant, relays, corpusFile, bundlePath, timeoutS, pkgNode } = spec;
   const corpus = JSON.parse(readFileSync(corpusFile, "utf8"));
-  const require = createRequire(join(clients, "package.json"));
-  const WS = require("ws");
   const recipes = await import(pathToFileURL(bundlePath));
+  const WS = recipes.NodeWebSocket;
   const check = recipes.makeChecker(corpus);
   let tap = null;
   if (variant === "tap") {
-    const { tapWebSocket } = createRequire(join(root, "pkg-node", "package.json"))("./tap.js");
+    const { tapWebSocket } = createRequire(join(pkgNode, "package.json"))("./tap.js");
     tap = tapWebSocket(WS);
     await tap.ready;
   }
@@ -479,11 +518,11 @@ function plan(o) {
   return jobs;
 }
 
-async function inNode(o, corpus, relays, log) {
+async function inNode(o, corpus, relays, log, pkgs) {
   const bundlePath = await bundle("node");
   const runs = [];
   for (const job of plan(o)) {
-    const spec = { ...job, relays: relays.relays.map((r) => r.url), corpusFile: corpus.file, bundlePath, timeoutS: o.timeoutS };
+    const spec = { ...job, relays: relays.relays.map((r) => r.url), corpusFile: corpus.file, bundlePath, timeoutS: o.timeoutS, pkgNode: pkgs.node };
     const r = await spawnChild(spec, o);
     r.repeat = job.repeat;
     r.mainMs = r.eluActiveMs;
@@ -550,7 +589,7 @@ function chromiumCpu(driverPid) {
   return { renderer, all };
 }
 
-async function inChromium(o, corpus, relays, log) {
+async function inChromium(o, corpus, relays, log, pkgs) {
   const { withChromium, sleep } = await import("./bench/chromium.mjs");
   const bundlePath = await bundle("browser");
   const runs = [];
@@ -559,8 +598,15 @@ async function inChromium(o, corpus, relays, log) {
     "/bench-tap/recipes.mjs": { type: "text/javascript", body: readFileSync(bundlePath) },
     "/bench-tap/corpus.json": JSON.stringify({ valid: corpus.valid, forged: corpus.forged }),
   };
+  // The browsers' package, served as /bench-tap/pkg-web/ (the tap finds its worker and the
+  // worker its module beside it).
+  const types = { ".js": "text/javascript", ".wasm": "application/wasm", ".json": "application/json" };
+  for (const f of filesUnder(pkgs.web)) {
+    const ext = f.slice(f.lastIndexOf("."));
+    routes[`/bench-tap/pkg-web/${f}`] = { type: types[ext] ?? "text/plain", body: readFileSync(join(pkgs.web, f)) };
+  }
   await withChromium(root + "/", async (browser) => {
-    log(`# Chromium ${browser.version} (headless), wasm/pkg-web`);
+    log(`# Chromium ${browser.version} (headless), ${pkgs.web} served as /bench-tap/pkg-web/`);
     for (const job of plan(o)) {
       const spec = { library: job.library, variant: job.variant, relays: relays.relays.map((r) => r.url), timeoutS: o.timeoutS };
       const args = encodeURIComponent(JSON.stringify(spec));
@@ -620,6 +666,8 @@ async function main() {
   log(`# wasm/bench-tap.mjs ${process.argv.slice(2).join(" ")}`);
   log(`# ${cpu}, ${execFileSync("nproc").toString().trim()} CPUs, load average ${load} at the start; node ${process.version}; ` +
     `clients ${o.clientCpus ? "on CPUs " + o.clientCpus : "unpinned"}, relays ${o.relayCpus ? "on CPUs " + o.relayCpus : "unpinned"}`);
+  const pkgs = packages(o);
+  log(`# packages: ${pkgs.node} and ${pkgs.web}${o.wasmPkgs ? ` (the module from ${o.wasmPkgs}, the tap from wasm/pkg-*)` : ""}`);
   const corpus = await loadCorpus(o);
   const relays = await startRelays(corpus, o);
   log(`# ${corpus.valid.length} valid kind-1 events from ${o.authors} authors (${(corpus.valid.reduce((s, e) => s + JSON.stringify(e).length, 0) / corpus.valid.length).toFixed(0)} bytes of JSON on average) ` +
@@ -631,7 +679,7 @@ async function main() {
   let ok = true;
   try {
     for (const engine of o.engine === "both" ? ["node", "chromium"] : [o.engine]) {
-      const runs = engine === "node" ? await inNode(o, corpus, relays, log) : await inChromium(o, corpus, relays, log);
+      const runs = engine === "node" ? await inNode(o, corpus, relays, log, pkgs) : await inChromium(o, corpus, relays, log, pkgs);
       log("");
       printTables(engine, runs, o, log, recipes);
       ok = checkRuns(runs, log) && ok;

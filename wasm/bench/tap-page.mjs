@@ -2,16 +2,16 @@
 // thread. ?spec=<JSON { library, variant, relays, timeoutS }>. The recipes' bundle (made by
 // bench-tap.mjs from wasm/bench/tap-recipes.mjs and the libraries of wasm/clients) and the
 // events come from the benchmark's server (/bench-tap/recipes.mjs, /bench-tap/corpus.json);
-// the tap from wasm/pkg-web (its worker: pkg-web/tap-worker.js, found beside tap.js).
+// the tap from the browsers' package that bench-tap.mjs serves as /bench-tap/pkg-web/ (its
+// worker: tap-worker.js, found beside tap.js).
 // Sets document.body.dataset.state "ready" once everything is loaded (the tap's worker
 // included), then window.benchGo() runs the fetch and resolves to the run's result; "error"
 // with window.benchError when something failed.
-import { tapWebSocket } from "../pkg-web/tap.js";
-
 const NativeWebSocket = globalThis.WebSocket;
 try {
   const spec = JSON.parse(new URLSearchParams(location.search).get("spec"));
   const recipes = await import("/bench-tap/recipes.mjs");
+  const { tapWebSocket } = await import("/bench-tap/pkg-web/tap.js");
   const corpus = await (await fetch("/bench-tap/corpus.json")).json();
   const check = recipes.makeChecker(corpus);
   let tap = null;
