@@ -2,7 +2,8 @@
 // recipes node.test.mjs runs) bundled by esbuild (page/NAME.mjs) with the browsers' package's
 // tap (nostr-verify-wasm-web/tap from ../pkg-web), fetching real events plus forged copies from
 // two local relays (relay.mjs, started here in node, on 127.0.0.1) through `tap.WebSocket`,
-// with verification in the tap's module Web Worker (the default; nostr-tools also inline). One
+// with verification in the tap's module Web Worker (the default; nostr-tools also inline; and
+// rx-nostr without the tap, its verifier createBatchVerifier's, page/rx-nostr-batch.mjs). One
 // Chromium session for all (driven like wasm/bench/chromium.mjs: Debian's chromium through
 // chromedriver, wasm/ served from 127.0.0.1); each library gets its own page load and tap.
 // CLIENTS_BROWSER_EVENTS sets the scenario's size (default 1,500 corpus lines, as
@@ -44,7 +45,7 @@ async function bundle() {
   try {
     await build({
       nodePaths: [modules],
-      entryPoints: libs.map((lib) => `${here}page/${lib}.mjs`),
+      entryPoints: [...libs, "rx-nostr-batch"].map((lib) => `${here}page/${lib}.mjs`),
       outdir,
       bundle: true,
       splitting: true,
@@ -76,7 +77,7 @@ test("six client libraries through the tap in headless Chromium", { skip: corpus
   try {
     const t0 = performance.now();
     await bundle();
-    t.diagnostic(`esbuild: six bundles in ${(performance.now() - t0).toFixed(0)} ms`);
+    t.diagnostic(`esbuild: the bundles in ${(performance.now() - t0).toFixed(0)} ms`);
     const want = new Set([...sc.valid.values()].map(canonical));
     const wantIds = new Set(sc.valid.keys());
     const forgedFirstIds = new Set(sc.b.first.map((e) => e.id));
@@ -96,15 +97,19 @@ test("six client libraries through the tap in headless Chromium", { skip: corpus
     };
     await withChromium(root, async (browser) => {
       t.diagnostic(`Chromium ${browser.version}`);
-      // Every library with the default (worker) tap; nostr-tools also inline, as in node.test.mjs.
-      const modes = [...libs.map((lib) => [lib, false]), ...(libs.includes("nostr-tools") ? [["nostr-tools", true]] : [])];
-      for (const [lib, inline] of modes) {
-        const name = `${lib}${inline ? " (inline verification)" : ""}`;
+      // Every library with the default (worker) tap; as in node.test.mjs, nostr-tools also with
+      // inline verification, and rx-nostr without the tap, its verifier createBatchVerifier's.
+      const modes = libs.map((lib) => [lib, "worker"]);
+      if (libs.includes("nostr-tools")) modes.push(["nostr-tools", "inline"]);
+      if (libs.includes("rx-nostr")) modes.push(["rx-nostr", "batch"]);
+      for (const [lib, mode] of modes) {
+        const inline = mode === "inline";
+        const name = { worker: lib, inline: `${lib} (inline verification)`, batch: `${lib} without the tap, createBatchVerifier's verify as its verifier` }[mode];
         await t.test(name, async () => {
           const sentA = relayA.stats();
           const sentB = relayB.stats();
           const t1 = performance.now();
-          await browser.open(`clients/page/index.html?lib=${lib}${inline ? "&inline=1" : ""}`);
+          await browser.open(`clients/page/index.html?lib=${mode === "batch" ? `${lib}-batch` : lib}${inline ? "&inline=1" : ""}`);
           let state;
           // The page gives up after config.timeoutMs itself; this bound is for a page that never ran.
           const deadline = performance.now() + config.timeoutMs + 30_000;
@@ -117,7 +122,7 @@ test("six client libraries through the tap in headless Chromium", { skip: corpus
           const r = await browser.exec("return window.__result;");
           assert.equal(r.state, "done", `${lib}: ${r.error}`);
           const { relays: _, ...totals } = r.stats;
-          t.diagnostic(`${name}: ${r.delivered.length} events in ${r.ms.toFixed(0)} ms (page ${(performance.now() - t1).toFixed(0)} ms); tap ${JSON.stringify(totals)}`);
+          t.diagnostic(`${name}: ${r.delivered.length} events in ${r.ms.toFixed(0)} ms (page ${(performance.now() - t1).toFixed(0)} ms); ${mode === "batch" ? "verifier" : "tap"} ${JSON.stringify(totals)}`);
           assert.deepEqual(r.late, [], `${lib}: events delivered after its EOSE/completion`);
           // Each once.
           const seen = new Set();
@@ -132,6 +137,14 @@ test("six client libraries through the tap in headless Chromium", { skip: corpus
           const suppressed = missing.filter((c) => forgedFirstIds.has(JSON.parse(c)[0]));
           assert.equal(missing.length, 0, `${lib}: ${missing.length} valid events missing (${suppressed.length} of them had a forged copy sent first)`);
           assert.equal(r.delivered.length, want.size);
+          if (mode === "batch") {
+            // Every event (forgeries included) went through the verifier, in batches, in the worker.
+            const st = r.stats;
+            assert.equal(st.worker, true, `${lib}: the batch verifier did not run in its Web Worker`);
+            assert.ok(st.verified >= sc.valid.size && st.maxBatchSize > 1 && st.batches < st.verified, `${lib}: ${JSON.stringify(st)}`);
+            assert.equal(st.pending, 0);
+            return;
+          }
           // The tap's counts, per relay.
           const s = r.stats;
           assert.equal(s.worker, !inline, `${lib}: stats().worker`);

@@ -7,10 +7,11 @@
 //     handed over before its EOSE/completion, in order], late: [the same, after it], ms,
 //     verifyEvent: { delivered, forged, sameIdSig } (how many of the delivered events, of
 //     config.forged and of config.sameIdSig tap.verifyEvent accepted), stats: tap.stats() }
-// /config.json (served by the test): { relays, filter, settleMs, timeoutMs, workerUrl, forged,
-// sameIdSig }.
+// /config.json (served by the test): { relays, filter, settleMs, timeoutMs, workerUrl, wasmUrl,
+// forged, sameIdSig }. startWithBatchVerifier: no tap; the library's async hook is a batch
+// verifier's verify (outcome as above, without verifyEvent; stats: the verifier's).
 import init from "nostr-verify-wasm-web";
-import { tapWebSocket } from "nostr-verify-wasm-web/tap";
+import { tapWebSocket, createBatchVerifier } from "nostr-verify-wasm-web/tap";
 
 /** The event as the test compares it: every field, so that a forged copy of a valid event shows. */
 const canonical = (e) => JSON.stringify([e.id, e.pubkey, e.created_at, e.kind, e.tags, e.content, e.sig]);
@@ -52,6 +53,36 @@ export async function start(lib, client) {
     Object.assign(out, { delivered: r.before.map(canonical), late: r.after.map(canonical), ms: r.ms, verifyEvent, stats, state: "done" });
   } catch (e) {
     if (tap) await tap.close().catch(() => {});
+    Object.assign(out, { state: "error", error: String((e && e.stack) || e) });
+  }
+}
+
+/**
+ * Runs `client` over the browser's own WebSocket with `verifier` set to the `verify` of a new
+ * createBatchVerifier (in its Web Worker); see above.
+ */
+export async function startWithBatchVerifier(lib, client) {
+  const out = { lib, state: "running" };
+  window.__result = out;
+  let bv = null;
+  try {
+    const cfg = await (await fetch("/config.json")).json();
+    bv = createBatchVerifier({ workerUrl: new URL(cfg.workerUrl, location.href) });
+    await bv.ready;
+    const r = await client({
+      urls: cfg.relays,
+      filter: cfg.filter,
+      WebSocket: globalThis.WebSocket,
+      verifier: bv.verify,
+      settleMs: cfg.settleMs,
+      timeoutMs: cfg.timeoutMs,
+    });
+    const stats = bv.stats();
+    await bv.close();
+    bv = null;
+    Object.assign(out, { delivered: r.before.map(canonical), late: r.after.map(canonical), ms: r.ms, stats, state: "done" });
+  } catch (e) {
+    if (bv) await bv.close().catch(() => {});
     Object.assign(out, { state: "error", error: String((e && e.stack) || e) });
   }
 }
