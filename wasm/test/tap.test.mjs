@@ -97,6 +97,14 @@ for (const worker of [true, false]) {
     for (const e of [good1, good2, good3]) assert.equal(tap.verifyEvent(JSON.parse(JSON.stringify(e))), true);
     assert.equal(tap.verifyEvent(badSig), false);
     assert.equal(tap.verifyEvent({ ...good1, sig: good2.sig }), false);
+    // The id and sig of a delivered event over other fields: refused, field by field.
+    for (const [k, v] of [["content", "forged"], ["kind", 7], ["created_at", 1], ["tags", [["p", "x"]]], ["pubkey", "ab".repeat(32)]]) {
+      assert.equal(tap.verifyEvent({ ...good1, [k]: v }), false, `altered ${k}`);
+    }
+    assert.equal(tap.verifyEvent(badId), false, "the forged copy the tap dropped");
+    const cyclic = { ...good1, tags: [] };
+    cyclic.tags.push(cyclic.tags);
+    assert.equal(tap.verifyEvent(cyclic), false);
     for (const bad of [null, undefined, 1, "x", {}, { id: 1, sig: 2 }]) assert.equal(tap.verifyEvent(bad), false);
     await tap.close();
     await server.close();

@@ -100,9 +100,10 @@ function plainEvent(e) {
 const engines = new Map();
 
 class Engine {
-  constructor(mode, workerUrl) {
+  constructor(mode, workerUrl, wasmUrl) {
     this.mode = mode; // "worker" | "inline"
     this.workerUrl = workerUrl;
+    this.wasmUrl = wasmUrl;
     this.users = 0;
     this.calls = new Map();
     this.nextId = 1;
@@ -116,7 +117,9 @@ class Engine {
         this.fallBack(e);
       }
     }
-    this.ready = this.request("ping", null).then(() => undefined);
+    this.ready = this.request("ping", null, { wasmUrl: wasmUrl === undefined ? undefined : String(wasmUrl) }).then(
+      () => undefined,
+    );
     // Nobody need await `ready`; a failure shows in the requests and in stats().
     this.ready.catch(() => undefined);
   }
@@ -155,14 +158,14 @@ class Engine {
     for (const call of pending) this.runInline(call);
   }
 
-  request(kind, items) {
+  request(kind, items, extra) {
     return new Promise((done, fail) => {
-      const call = { id: this.nextId++, kind, items, done, fail };
+      const call = { id: this.nextId++, kind, items, extra, done, fail };
       if (this.mode === "worker" && this.worker) {
         this.calls.set(call.id, call);
         if (this.calls.size === 1) this.worker.ref();
         try {
-          this.worker.post({ id: call.id, kind, items });
+          this.worker.post(Object.assign({ id: call.id, kind, items }, extra));
         } catch (e) {
           this.calls.delete(call.id);
           this.idle();
@@ -180,7 +183,8 @@ class Engine {
 
   runInline(call) {
     const go = () => {
-      const [reply] = handleRequest(this.work, { id: call.id, kind: call.kind, items: call.items });
+      const m = Object.assign({ id: call.id, kind: call.kind, items: call.items }, call.extra);
+      const [reply] = handleRequest(this.work, m);
       if (reply.error) call.fail(new Error("nostr-verify: " + reply.error));
       else call.done(reply);
     };
@@ -188,7 +192,7 @@ class Engine {
       go();
       return;
     }
-    this.loading ??= platform.loadInline().then((wasm) => {
+    this.loading ??= platform.loadInline(this.wasmUrl).then((wasm) => {
       this.work = createWork(wasm);
     });
     this.loading.then(go, (e) => call.fail(e));
@@ -210,10 +214,10 @@ class Engine {
 
 function acquireEngine(o) {
   const mode = o.worker === false ? "inline" : "worker";
-  const key = mode + " " + (o.workerUrl ? String(o.workerUrl) : "");
+  const key = [mode, o.workerUrl ? String(o.workerUrl) : "", o.wasmUrl ? String(o.wasmUrl) : ""].join(" ");
   let e = engines.get(key);
   if (!e) {
-    e = new Engine(mode, o.workerUrl);
+    e = new Engine(mode, o.workerUrl, o.wasmUrl);
     e.key = key;
     engines.set(key, e);
   }
@@ -266,6 +270,10 @@ function tapWebSocket(WebSocketImpl, options) {
   const remember = Math.max(2, positiveInt(o.remember, 65536, "remember"));
   const fallback = typeof o.fallback === "function" ? o.fallback : null;
   const engine = acquireEngine(o);
+  // This tap's fingerprint seeds (see work.js, fingerprint).
+  const seeds = new Uint32Array(2);
+  globalThis.crypto.getRandomValues(seeds);
+  const seedList = [seeds[0] | 0, seeds[1] | 0];
 
   const delivered = new RecentSet(remember);
   const sockets = new Set();
@@ -304,7 +312,7 @@ function tapWebSocket(WebSocketImpl, options) {
     if (batch.length > totals.maxBatchSize) totals.maxBatchSize = batch.length;
     const frames = new Array(batch.length);
     for (let i = 0; i < batch.length; i++) frames[i] = batch[i].data;
-    engine.request("frames", frames).then(
+    engine.request("frames", frames, { seeds: seedList }).then(
       (reply) => settle(batch, reply.codes, reply.keys),
       () => settle(batch, null, null),
     );
@@ -544,9 +552,16 @@ function tapWebSocket(WebSocketImpl, options) {
     ready: engine.ready,
     verifyEvent(event /* , url */) {
       if (event !== null && typeof event === "object") {
-        const id = event.id;
-        const sig = event.sig;
-        if (typeof id === "string" && typeof sig === "string" && delivered.has(id + sig)) return true;
+        try {
+          const id = event.id;
+          const sig = event.sig;
+          // The id, the sig and the fingerprint of everything the id covers.
+          if (typeof id === "string" && typeof sig === "string" && delivered.has(deliveredKey(event, seedList))) {
+            return true;
+          }
+        } catch (_) {
+          // a getter or toJSON that throws, cyclic tags: not an event the tap delivered
+        }
       }
       return fallback ? fallback(event) === true : false;
     },

@@ -16,6 +16,9 @@ export interface TapOptions {
   worker?: boolean;
   /** Browsers: the URL of `tap-worker.js` when a bundler moves it. */
   workerUrl?: string | URL;
+  /** Browsers: the URL of `nostr_verify_wasm_bg.wasm` when a bundler moves it (the worker,
+   * or the main thread in inline mode, loads the module from there). */
+  wasmUrl?: string | URL;
   /** A batch is sent once this many EVENT frames wait (default 1,024); otherwise at the end
    * of each burst of messages. */
   maxBatch?: number;
@@ -86,8 +89,10 @@ export interface Tap {
   /** Pass this class to the library (nostr-tools' `websocketImplementation`, rx-nostr's
    * `websocketCtor`, …) or install it as `globalThis.WebSocket`. */
   WebSocket: TapWebSocketClass;
-  /** Synchronous: `true` only for an event whose id and sig the tap delivered (else the
-   * `fallback`'s answer, by default `false`). For the libraries' own verification hooks. */
+  /** Synchronous: `true` only for an event the tap delivered: the same id and sig, and the
+   * same fields under the id (compared through a keyed 64-bit fingerprint of the event's
+   * serialization, so a copy with altered content is refused); else the `fallback`'s answer,
+   * by default `false`. For the libraries' own verification hooks. */
   verifyEvent(event: unknown, url?: string): boolean;
   /** The worker (or the inline module) is loaded. */
   ready: Promise<void>;
@@ -108,6 +113,8 @@ export interface BatchVerifierOptions {
   worker?: boolean;
   /** Browsers: the URL of `tap-worker.js` when a bundler moves it. */
   workerUrl?: string | URL;
+  /** Browsers: the URL of `nostr_verify_wasm_bg.wasm` when a bundler moves it. */
+  wasmUrl?: string | URL;
   /** A batch is sent once this many calls wait (default 1,024). */
   maxBatch?: number;
 }

@@ -40,8 +40,8 @@ const platform = {
       unref() {},
     };
   },
-  async loadInline() {
-    await tapWasmInit();
+  async loadInline(wasmUrl) {
+    await (wasmUrl === undefined ? tapWasmInit() : tapWasmInit({ module_or_path: wasmUrl }));
     return tapWasm;
   },
   makeMessage: (data) => new MessageEvent("message", { data }),

@@ -1,7 +1,11 @@
 // ---- worker-web.js: the tap's module Web Worker in browsers ----
-const ready = tapWasmInit().then(() => createWork(tapWasm));
-ready.catch(() => undefined);
+// The module is loaded on the first message (the engine's ping), from its wasmUrl when given,
+// else from beside this file.
+let ready = null;
 self.onmessage = async ({ data }) => {
+  ready ??= (data.wasmUrl === undefined ? tapWasmInit() : tapWasmInit({ module_or_path: data.wasmUrl })).then(
+    () => createWork(tapWasm),
+  );
   let work;
   try {
     work = await ready;
