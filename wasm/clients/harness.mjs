@@ -9,7 +9,7 @@
 // and resolves to { before, after, ms }: the events the library handed to the application before
 // its EOSE/completion signal, those it handed over in the `settleMs` after it, and the time from
 // the start to that signal. It rejects when the library gives no completion within timeoutMs.
-import { SimplePool } from "nostr-tools/pool";
+import { SimplePool, useWebSocketImplementation } from "nostr-tools/pool";
 import NDK from "@nostr-dev-kit/ndk";
 import { createRxBackwardReq, createRxNostr, uniq } from "rx-nostr";
 import { verifier as rxCryptoVerifier } from "@rx-nostr/crypto";
@@ -51,11 +51,15 @@ function collector(timeoutMs, what) {
 }
 
 /**
- * nostr-tools SimplePool. Recipe: `websocketImplementation: tap.WebSocket` and
+ * nostr-tools SimplePool. Recipe: `websocketImplementation: tap.WebSocket` (or, with `global`,
+ * `useWebSocketImplementation(tap.WebSocket)` before the pool is made) and
  * `verifyEvent: tap.verifyEvent` (synchronous: the tap verified the event already).
  */
-export async function nostrTools({ urls, filter, WebSocket, tap = null, settleMs = 150, timeoutMs = 30000 }) {
-  const pool = new SimplePool(tap ? { websocketImplementation: tap.WebSocket, verifyEvent: tap.verifyEvent } : { websocketImplementation: WebSocket });
+export async function nostrTools({ urls, filter, WebSocket, tap = null, global = false, settleMs = 150, timeoutMs = 30000 }) {
+  const ws = tap ? tap.WebSocket : WebSocket;
+  if (global) useWebSocketImplementation(ws);
+  const pool = new SimplePool({ ...(global ? {} : { websocketImplementation: ws }), ...(tap ? { verifyEvent: tap.verifyEvent } : {}) });
+  if (global) useWebSocketImplementation(undefined);
   const c = collector(timeoutMs, "nostr-tools");
   const sub = pool.subscribeMany(urls, filter, {
     onevent: c.push,
