@@ -7,7 +7,10 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { createRequire } from "node:module";
-import { existsSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { verifyEvent as nostrToolsVerify } from "nostr-tools/pure";
 import { startRelay } from "./relay.mjs";
 import { eventHash, forge, loadCorpus, missingReason, rng, scenario } from "./corpus.mjs";
@@ -376,5 +379,40 @@ describe("relay.mjs", () => {
     const st = relay.stats();
     assert.equal(st.connections, 1);
     assert.ok(st.reqs >= 6 && st.closed === 2);
+  });
+  test("as a child process: prints its URL, serves the files' lines verbatim, prints its stats on SIGTERM", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "relay-"));
+    try {
+      // Verbatim: the relay must not re-serialize a line (here with a space and an escaped slash).
+      const lines = events.map((e) => JSON.stringify(e).replace('"content":"', '"content": "\\/'));
+      writeFileSync(join(dir, "events.jsonl"), `${lines.join("\n")}\n`);
+      writeFileSync(join(dir, "first.jsonl"), `${JSON.stringify({ ...events[1], content: "forged" })}\n`);
+      const child = spawn(process.execPath, [new URL("relay.mjs", import.meta.url).pathname, "--port", "0", "--events", join(dir, "events.jsonl"), "--first", join(dir, "first.jsonl"), "--delay-ms", "20"], { stdio: ["ignore", "pipe", "pipe"] });
+      let stderr = "";
+      child.stderr.on("data", (d) => (stderr += d));
+      const url = await new Promise((ok, fail) => {
+        child.stdout.once("data", (d) => ok(d.toString().trim()));
+        child.once("exit", (code) => fail(new Error(`relay exited with ${code}: ${stderr}`)));
+      });
+      assert.match(url, /^ws:\/\/127\.0\.0\.1:\d+$/);
+      const c = new WS(url);
+      const raw = [];
+      c.on("message", (d) => raw.push(d.toString()));
+      await new Promise((ok, fail) => (c.once("open", ok), c.once("error", fail)));
+      c.send(JSON.stringify(["REQ", "x", { kinds: [1] }]));
+      for (let i = 0; i < 100 && !raw.some((m) => m.startsWith('["EOSE"')); i++) await new Promise((ok) => setTimeout(ok, 10));
+      const kind1 = lines.filter((l) => JSON.parse(l).kind === 1).sort((x, y) => JSON.parse(y).created_at - JSON.parse(x).created_at);
+      const forged = JSON.stringify({ ...events[1], content: "forged" });
+      assert.deepEqual(raw, [`["EVENT","x",${forged}]`, ...kind1.map((l) => `["EVENT","x",${l}]`), '["EOSE","x"]']);
+      c.close();
+      const exited = new Promise((ok) => child.once("exit", ok));
+      child.kill("SIGTERM");
+      assert.equal(await exited, 0);
+      const st = JSON.parse(stderr.trim().split("\n").at(-1));
+      assert.equal(st.reqs, 1);
+      assert.equal(st.events, kind1.length + 1);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
