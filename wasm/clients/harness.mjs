@@ -64,6 +64,9 @@ export async function nostrTools({ urls, filter, WebSocket, tap = null, global =
   const sub = pool.subscribeMany(urls, filter, {
     onevent: c.push,
     oneose: c.complete,
+    // Not the default 4.4 s EOSE timeout: on a loaded machine (load ~11 on 2 cores, the
+    // test-profile wasm) the tap's worker latency reached 3.1-3.6 s for 3,300 events, and
+    // stock verification is slower still; a timeout would end the fetch early, not fail it.
     maxWait: timeoutMs,
   });
   try {

@@ -132,7 +132,7 @@ describe("the six libraries through the tap", { skip }, () => {
         // The library's own hook: true for what the tap delivered, false for the forged copies.
         for (const e of r.before.slice(0, 200)) assert.equal(tap.verifyEvent(e), true, `tap.verifyEvent(${e.id})`);
         // (A forged copy with the same id and sig but other content is accepted: the hook compares
-        // the id and sig only; see /work/logs/tap-requests.md. So only other signatures and ids here.)
+        // the id and sig strings only. So only forgeries with another sig or id here.)
         const otherSig = [...s.b.first, ...s.b.forged].filter((f) => f.sig !== s.valid.get(f.id)?.sig);
         assert.ok(otherSig.length > 100);
         for (const f of otherSig) assert.equal(tap.verifyEvent(f), false, `tap.verifyEvent(forged ${f.id})`);
