@@ -4,7 +4,7 @@
 # wasm, in node and in headless Chromium, with the libsecp256k1 C library compiled into the
 # same modules (shared/PLATFORMS.md's recipe); then build the npm packages (wasm/build.sh)
 # and test them (wasm/test/run.sh) and their WebSocket tap with six client libraries
-# (wasm/clients/run.sh); then run the benchmark briefly (wasm/bench.mjs).
+# (wasm/clients/run.sh); then run the benchmarks briefly (wasm/bench.mjs, wasm/bench-tap.mjs).
 #
 # Needs root and apt (a fresh Debian machine with only rustup's toolchain is enough): Debian's
 # `rustc-web` builds std from its own source with -Zbuild-std, since rustup cannot add the
@@ -68,6 +68,40 @@ bash wasm/build.sh --profile test
 grep -q sha_simd128 "$module" || die "the packages lack the simd128 kernel"
 phase "wasm/test/run.sh (node, Chromium, TypeScript)"
 bash wasm/test/run.sh
+# The packages as npm publishes them: `npm pack` of both, the tarballs' file lists checked, and
+# each installed from its tarball into an empty project and loaded by its package name (the
+# `exports` of the entry point and of ./tap).
+phase "npm pack of pkg-node and pkg-web, installed from the tarballs and loaded"
+packs=$wasm_root/target/npm-pack
+rm -rf "$packs" && mkdir -p "$packs/try"
+for flavor in node web; do
+  (cd "wasm/pkg-$flavor" && npm pack --silent --pack-destination "$packs" >/dev/null)
+done
+for t in "$packs"/nostr-verify-wasm-[0-9]*.tgz "$packs"/nostr-verify-wasm-web-[0-9]*.tgz; do
+  [ -f "$t" ] || die "npm pack: $t missing"
+  for f in index.js index.d.ts tap.js tap.d.ts tap-worker.js nostr_verify_wasm.js \
+    nostr_verify_wasm.d.ts nostr_verify_wasm_bg.wasm README.md LICENSE package.json; do
+    tar -tzf "$t" | grep -qx "package/$f" || die "npm pack: $(basename "$t") lacks $f"
+  done
+done
+(cd "$packs/try" && echo '{"name":"try","private":true}' >package.json &&
+  npm install --no-audit --no-fund --silent "$packs"/nostr-verify-wasm-[0-9]*.tgz "$packs"/nostr-verify-wasm-web-[0-9]*.tgz &&
+  node -e '
+    const m = require("nostr-verify-wasm"), t = require("nostr-verify-wasm/tap");
+    for (const f of ["verifyEvents", "verifyEvent", "verifySignatures", "Verifier", "tapWebSocket", "createBatchVerifier"])
+      if (typeof m[f] !== "function") throw new Error("nostr-verify-wasm: no " + f);
+    if (t.tapWebSocket !== m.tapWebSocket) throw new Error("nostr-verify-wasm/tap is not the same tap");
+    const bv = m.createBatchVerifier();
+    bv.verify({}).then(async (ok) => { if (ok !== false) throw new Error("verify({})"); await bv.close(); });
+  ' &&
+  node --input-type=module -e '
+    const m = await import("nostr-verify-wasm-web"), t = await import("nostr-verify-wasm-web/tap");
+    for (const f of ["default", "verifyEvents", "Verifier", "tapWebSocket", "createBatchVerifier"])
+      if (typeof m[f] !== "function") throw new Error("nostr-verify-wasm-web: no " + f);
+    if (t.tapWebSocket !== m.tapWebSocket) throw new Error("nostr-verify-wasm-web/tap is not the same tap");
+  ') || die "npm pack: the installed packages do not load"
+echo "npm pack: $(cd "$packs" && ls *.tgz | tr '\n' ' ')checked"
+
 # The tap with six Nostr client libraries (pinned in wasm/clients/package-lock.json) against
 # local relays serving ../shared/data's real events and forged copies (issue 47).
 phase "wasm/clients/run.sh (nostr-tools, NDK, rx-nostr, nostr-fetch, applesauce, welshman through the tap)"
@@ -89,5 +123,22 @@ done
 rows=$(grep -cE "^\| (64|1024) (sigs, (8 keys|distinct)|events, 8 authors) \| $num \| $num \| $num \| ${num}x \| ${num}x \|$" "$bench_log" || true)
 [ "$rows" = 12 ] || die "bench: $rows complete rows, 12 expected (6 in each engine)"
 [ "$(grep -c "^verdicts: .* agree on" "$bench_log")" = 2 ] || die "bench: a verdict check line is missing"
+
+# The tap against the six libraries' own verification (wasm/bench-tap.mjs), briefly, in node
+# and in Chromium: it fails by itself when a run does not deliver exactly the valid events;
+# here, that every row and ratio was printed with its figures (no threshold is checked).
+phase "wasm/bench-tap.mjs --engine both (short)"
+[ -d wasm/clients/node_modules ] || (cd wasm/clients && npm ci --no-audit --no-fund --silent)
+tap_log=$wasm_root/target/wasm-tools/bench-tap.log
+node wasm/bench-tap.mjs --engine both --events 300 --repeats 1 | tee "$tap_log"
+for engine in node chromium; do
+  rows=$(grep -cE "^\| $engine: tap \| [a-z-]+ \| (stock|stock-wasm|tap): [^|]+ \| 300 / 300 \| $num \| $num \| $num \| $num \| ($num \(max $num\) \| $num \($num\)|- \| -) \|$" "$tap_log" || true)
+  [ "$rows" = 13 ] || die "bench-tap: $rows complete $engine rows, 13 expected (3 for nostr-tools, 2 for each other library)"
+  ratios=$(grep -cE "^\| $engine: ratios \| [a-z-]+ \| (stock|stock-wasm) / tap \| ${num}x \| ${num}x \| ${num}x \| ${num}x \|$" "$tap_log" || true)
+  [ "$ratios" = 7 ] || die "bench-tap: $ratios $engine ratio rows, 7 expected"
+  grep -qE "^bar \($engine, nostr-tools SimplePool" "$tap_log" || die "bench-tap: no $engine bar line"
+  grep -qE "^tap latency \($engine\): .*: $num ms" "$tap_log" || die "bench-tap: no $engine latency line"
+done
+[ "$(grep -c "^checked: 13 of 13 runs delivered exactly the valid events" "$tap_log")" = 2 ] || die "bench-tap: a check line is missing"
 
 phase "done"
