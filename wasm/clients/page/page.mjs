@@ -5,12 +5,11 @@
 // window.__result for the test to read:
 //   { lib, state: "done" | "error", error, delivered: [canonical JSON of each event the library
 //     handed over before its EOSE/completion, in order], late: [the same, after it], ms,
-//     verifyEvent: { delivered, forged, sameIdSig } (how many of the delivered events, of
-//     config.forged and of config.sameIdSig tap.verifyEvent accepted), stats: tap.stats() }
+//     verifyEvent: { delivered, forged } (how many of the delivered events and of config.forged
+//     tap.verifyEvent accepted), stats: tap.stats() }
 // /config.json (served by the test): { relays, filter, settleMs, timeoutMs, workerUrl, wasmUrl,
-// forged, sameIdSig }. startWithBatchVerifier: no tap; the library's async hook is a batch
+// forged }. startWithBatchVerifier: no tap; the library's async hook is a batch
 // verifier's verify (outcome as above, without verifyEvent; stats: the verifier's).
-import init from "nostr-verify-wasm-web";
 import { tapWebSocket, createBatchVerifier } from "nostr-verify-wasm-web/tap";
 
 /** The event as the test compares it: every field, so that a forged copy of a valid event shows. */
@@ -27,12 +26,12 @@ export async function start(lib, client) {
     // import.meta.url)`): the worker is served beside the package's other files, and the tap is
     // told where.
     const inline = new URLSearchParams(location.search).get("inline") === "1";
-    if (inline) {
-      // Inline mode loads the module on the page; in a bundle its default URL (beside the
-      // bundle) is wrong, so the application loads it from where it is served first.
-      await init({ module_or_path: new URL(cfg.wasmUrl, location.href) });
-    }
-    tap = tapWebSocket(globalThis.WebSocket, inline ? { worker: false } : { workerUrl: new URL(cfg.workerUrl, location.href) });
+    // Inline mode loads the module on the page: in a bundle its default URL (beside the bundle)
+    // is wrong, so the tap is told where it is served.
+    tap = tapWebSocket(
+      globalThis.WebSocket,
+      inline ? { worker: false, wasmUrl: new URL(cfg.wasmUrl, location.href) } : { workerUrl: new URL(cfg.workerUrl, location.href) },
+    );
     await tap.ready;
     const r = await client({
       urls: cfg.relays,
@@ -45,7 +44,6 @@ export async function start(lib, client) {
     const verifyEvent = {
       delivered: r.before.filter((e) => tap.verifyEvent(e)).length,
       forged: cfg.forged.filter((e) => tap.verifyEvent(e)).length,
-      sameIdSig: cfg.sameIdSig.filter((e) => tap.verifyEvent(e)).length,
     };
     const stats = tap.stats();
     await tap.close();
