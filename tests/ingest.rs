@@ -20,19 +20,21 @@ use std::time::{Duration, Instant};
 type Event = nostr::event::Event;
 
 /// `n` events with their reference verdicts: mostly valid, some with a wrong id, some with a
-/// bad signature (from several authors), plus real events when the data is present.
+/// bad signature (from several authors), plus real events.
 fn mixed_events(n: usize, seed: u64) -> Vec<(Event, Verdict)> {
     let mut rng = StdRng::seed_from_u64(seed);
     let signers: Vec<Signer> = (0..5).map(|_| Signer::new(&mut rng)).collect();
     let mut values: Vec<serde_json::Value> = Vec::new();
-    if let Some(dir) = common::data_dir() {
-        values.extend(
-            lines(&dir, "events-real.jsonl")
-                .iter()
-                .take(n / 2)
-                .map(|l| serde_json::from_str(l).unwrap()),
-        );
-    }
+    // Real events: the shared corpus when present, else the vendored sample (every clone).
+    let real = match common::data_dir_if_present() {
+        Some(dir) => lines(&dir, "events-real.jsonl"),
+        None => lines(&common::sample_dir(), "events-sample.jsonl"),
+    };
+    values.extend(
+        real.iter()
+            .take(n / 2)
+            .map(|l| serde_json::from_str(l).unwrap()),
+    );
     while values.len() < n {
         let s = &signers[rng.gen_range(0..signers.len())];
         let content = random_string(&mut rng, 40);

@@ -191,6 +191,36 @@ where
     check_all_forms::<V>(&sample, "events-real sample");
 }
 
+/// The vendored sample of real events (`tests/data/events-sample.jsonl`): runs in any clone.
+fn real_sample<V: Version>()
+where
+    V::Event: VerifyEventExt,
+    <V::Event as VerifyEventExt>::Error: Display,
+{
+    let dir = common::sample_dir();
+    let lines = lines(&dir, "events-sample.jsonl");
+    assert_eq!(lines.len(), 300);
+    let events = parse_all::<V>(&lines);
+    let index = index(&dir, "events-sample.index.tsv");
+    assert_eq!(index.len(), events.len());
+    for (e, &(line, id_ok, sig_ok)) in events.iter().zip(&index) {
+        assert!(
+            id_ok && sig_ok,
+            "line {line}: the sample holds valid events only"
+        );
+        assert_eq!(V::reference(e), Verdict::Valid, "{} line {line}", V::NAME);
+        assert_eq!(
+            compute_id(e),
+            V::reference_id(e),
+            "{} line {line}: id",
+            V::NAME
+        );
+    }
+    assert_eq!(events.verify_batch(), vec![Verdict::Valid; events.len()]);
+    assert!(events.verify_all());
+    check_all_forms::<V>(&events, "events-sample");
+}
+
 fn embedded_corpus<V: Version>()
 where
     V::Event: VerifyEventExt,
@@ -310,7 +340,14 @@ where
     let other = Signer::new(&mut rng);
     let mut base: Vec<serde_json::Value> =
         constructed::<V>(&mut rng).into_iter().step_by(3).collect();
-    if let Some(dir) = common::data_dir() {
+    // Real events: the vendored sample in every clone, the shared corpus too when present.
+    for l in lines(&common::sample_dir(), "events-sample.jsonl")
+        .iter()
+        .step_by(3)
+    {
+        base.push(serde_json::from_str(l).expect("json"));
+    }
+    if let Some(dir) = common::data_dir_if_present() {
         let step = (40 / common::scale()).max(1);
         for (i, l) in lines(&dir, "events-real.jsonl").iter().enumerate() {
             if i % step == 0 || INVALID_ID_LINES.contains(&(i + 1)) {
@@ -422,6 +459,10 @@ macro_rules! suite {
                 malformed::<$v>();
             }
             #[test]
+            fn real_sample_matches_event_verify() {
+                real_sample::<$v>();
+            }
+            #[test]
             fn constructed_escapes_match_event_verify() {
                 constructed_events::<$v>();
             }
@@ -502,7 +543,13 @@ mod events_v044 {
             };
             out.push(V044::parse(&v.to_string()).expect("parses"));
         }
-        if let Some(dir) = common::data_dir() {
+        for l in lines(&common::sample_dir(), "events-sample.jsonl")
+            .iter()
+            .step_by(10)
+        {
+            out.push(V044::parse(l).expect("sample line parses"));
+        }
+        if let Some(dir) = common::data_dir_if_present() {
             for (i, l) in lines(&dir, "events-real.jsonl").iter().enumerate() {
                 if i % 50 == 0 || INVALID_ID_LINES.contains(&(i + 1)) {
                     out.push(V044::parse(l).expect("corpus line parses"));

@@ -29,6 +29,17 @@ pub(crate) fn data_dir() -> Option<PathBuf> {
     None
 }
 
+/// The small sample of real events vendored in the checkout (`tests/data/events-sample.jsonl`:
+/// 300 valid events from public repositories, sources in `tests/data/README.md`). Tests that
+/// need real events but not the whole corpus read it, so they run in any clone.
+pub(crate) fn sample() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("tests")
+        .join("data")
+        .join("events-sample.jsonl")
+}
+
 /// The count multiplier from `SECP_DIFF_SCALE` (default 1).
 pub(crate) fn scale() -> usize {
     std::env::var("SECP_DIFF_SCALE")
