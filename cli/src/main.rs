@@ -20,7 +20,7 @@ use std::sync::Arc;
     version,
     propagate_version = true,
     subcommand_required = true,
-    after_help = "exit status: 0 every event valid, 1 some line or event rejected, 2 usage or I/O error"
+    after_help = "exit status: 0 every event valid, 1 some line or event rejected, 2 usage or I/O error,\n3 no events in the input (empty, or blank lines only)"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -341,13 +341,22 @@ fn check_or_ingest(db: Option<&Path>, args: CheckArgs) -> ExitCode {
     for e in &summary.io_errors {
         eprintln!("nostr-verify: {e}");
     }
-    if summary.lines == 0 && summary.io_errors.is_empty() {
-        eprintln!("nostr-verify: the input is empty (no lines read)");
-    }
     if !summary.io_errors.is_empty() {
         ExitCode::from(2)
     } else if summary.rejected() > 0 {
         ExitCode::from(1)
+    } else if summary.events == 0 {
+        // Nothing was verified: most often the wrong file or an empty pipe, which must not
+        // read as "every event valid".
+        if summary.lines == 0 {
+            eprintln!("nostr-verify: no events: the input is empty (no lines read)");
+        } else {
+            eprintln!(
+                "nostr-verify: no events: the input holds only blank lines ({})",
+                summary.lines
+            );
+        }
+        ExitCode::from(3)
     } else {
         ExitCode::SUCCESS
     }

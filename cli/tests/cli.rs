@@ -221,9 +221,10 @@ enum Want<'a> {
     Rejected(&'a str),
 }
 
-/// Lines `1..` of the corpus (all valid there) as JSON values, to mutate.
-fn corpus_events(data: &Path, n: usize) -> (Vec<String>, Vec<Value>) {
-    let text = std::fs::read_to_string(data.join("events-real.jsonl")).expect("read corpus");
+/// The first `n` lines of the vendored sample of real events (`tests/data/events-sample.jsonl`,
+/// all valid), as text and as JSON values to mutate.
+fn sample_events(n: usize) -> (Vec<String>, Vec<Value>) {
+    let text = std::fs::read_to_string(common::sample()).expect("read the sample");
     let lines: Vec<String> = text.lines().take(n).map(str::to_owned).collect();
     let values = lines
         .iter()
@@ -238,16 +239,9 @@ fn with(v: &Value, key: &str, new: Value) -> Vec<u8> {
     serde_json::to_vec(&v).expect("serialize")
 }
 
-#[cfg_attr(
-    nostr_verify_no_data,
-    ignore = "needs the shared test data (../shared/data beside the checkout, or NOSTR_VERIFY_DATA)"
-)]
 #[test]
 fn malformed_lines_are_reported_per_line() {
-    let Some(data) = common::data_dir() else {
-        return;
-    };
-    let (lines, ev) = corpus_events(&data, 20);
+    let (lines, ev) = sample_events(20);
     let hex = |v: &Value, k: &str| v[k].as_str().expect("hex").to_string();
     let mut flipped_sig = hex(&ev[3], "sig");
     let last = if flipped_sig.ends_with('0') { "1" } else { "0" };
@@ -382,14 +376,9 @@ fn malformed_lines_are_reported_per_line() {
             Want::Duplicate,
         ),
     ];
-    // The cap sits just above every other line; a longer real event must be reported.
+    // The cap sits just above every other line; a longer event must be reported.
     let cap = cases.iter().map(|(l, _)| l.len()).max().unwrap_or(0) + 1;
-    let corpus = std::fs::read_to_string(data.join("events-real.jsonl")).expect("read corpus");
-    let long_line = corpus
-        .lines()
-        .find(|l| l.len() > cap)
-        .expect("a long event")
-        .to_string();
+    let long_line = String::from_utf8(common::big_event_line(cap + 1000)).expect("UTF-8");
     let too_long: &str = &format!(
         "unparseable: line too long ({} bytes, limit {cap})",
         long_line.len()
@@ -482,16 +471,9 @@ fn malformed_lines_are_reported_per_line() {
     assert_eq!(valid_ids(&val), want_valid);
 }
 
-#[cfg_attr(
-    nostr_verify_no_data,
-    ignore = "needs the shared test data (../shared/data beside the checkout, or NOSTR_VERIFY_DATA)"
-)]
 #[test]
 fn default_line_cap_is_5_mib() {
-    let Some(data) = common::data_dir() else {
-        return;
-    };
-    let (lines, _) = corpus_events(&data, 2);
+    let (lines, _) = sample_events(2);
     let tmp = TempDir::new("huge");
     let file = tmp.path("huge.jsonl");
     let cap = 5 * 1024 * 1024;
@@ -744,16 +726,9 @@ fn gzip_and_stdin_give_the_same_counts() {
     assert!(int(&j, "lines") > 1000 && int(&j, "lines") < 5882, "{j}");
 }
 
-#[cfg_attr(
-    nostr_verify_no_data,
-    ignore = "needs the shared test data (../shared/data beside the checkout, or NOSTR_VERIFY_DATA)"
-)]
 #[test]
 fn exit_status_and_text_summary() {
-    let Some(data) = common::data_dir() else {
-        return;
-    };
-    let (lines, _) = corpus_events(&data, 50);
+    let (lines, _) = sample_events(50);
     let clean = lines.join("\n") + "\n\n";
     let out = run(&["check"], Some(clean.as_bytes()));
     assert_eq!(code(&out), 0, "all valid: exit status 0");
@@ -785,22 +760,32 @@ fn exit_status_and_text_summary() {
         stderr.starts_with('\r') && stderr.contains("lines") && stderr.contains("events/s"),
         "{stderr:?}"
     );
-    let file = data.join("events-real.jsonl");
+    let file = common::sample();
     let out = run(&["check", "--progress", s(&file)], None);
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("%"),
         "file size known: a percentage"
     );
 
-    // Only blank lines: nothing rejected.
-    assert_eq!(code(&run(&["check"], Some(b"\n \n"))), 0);
-    assert_eq!(code(&run(&["check"], Some(b""))), 0);
+    // No events at all (an empty input, or blank lines only): exit status 3 and a message,
+    // never 0 ("every event valid" of nothing is most often the wrong file or an empty pipe).
+    for (input, says) in [
+        (&b"\n \n"[..], "the input holds only blank lines (2)"),
+        (b"", "the input is empty"),
+    ] {
+        for args in [&["check"][..], &["check", "--json"]] {
+            let out = run(args, Some(input));
+            assert_eq!(code(&out), 3, "{args:?} {input:?}");
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(stderr.contains(&format!("no events: {says}")), "{stderr}");
+            assert!(!out.stdout.is_empty(), "the summary is still printed");
+        }
+    }
+    // One event and blank lines: 0.
+    let one = format!("\n{}\n\n", lines[0]);
+    assert_eq!(code(&run(&["check"], Some(one.as_bytes()))), 0);
 }
 
-#[cfg_attr(
-    nostr_verify_no_data,
-    ignore = "needs the shared test data (../shared/data beside the checkout, or NOSTR_VERIFY_DATA)"
-)]
 #[test]
 fn usage_and_io_errors_exit_2() {
     let tmp = TempDir::new("usage");
@@ -834,15 +819,15 @@ fn usage_and_io_errors_exit_2() {
         Some(b""),
     );
     assert_eq!(code(&out), 2);
-    // A write error in the middle of the run (6 MB of --valid output to a full disk) stops it
-    // with status 2 instead of hanging the pipeline.
-    if let Some(data) = common::data_dir() {
-        if Path::new("/dev/full").exists() {
-            let corpus = data.join("events-real.jsonl");
-            let out = run(&["check", "--valid", "/dev/full", s(&corpus)], None);
-            assert_eq!(code(&out), 2);
-            assert!(String::from_utf8_lossy(&out.stderr).contains("cannot write output"));
-        }
+    // A write error in the middle of the run (200 KB of --valid output to a full disk) stops
+    // it with status 2 instead of hanging the pipeline.
+    if Path::new("/dev/full").exists() {
+        let out = run(
+            &["check", "--valid", "/dev/full", s(&common::sample())],
+            None,
+        );
+        assert_eq!(code(&out), 2);
+        assert!(String::from_utf8_lossy(&out.stderr).contains("cannot write output"));
     }
 }
 
@@ -874,6 +859,7 @@ fn help_and_version_on_every_command() {
                 "ingest",
                 "count",
                 "exit status",
+                "3 no events in the input",
             ][..],
         ),
         (&["-h"], &["check"]),
@@ -901,6 +887,8 @@ fn help_and_version_on_every_command() {
         }
     }
     // Byte counts take K, M and G suffixes.
+    // Options that parse: one valid event in, exit status 0.
+    let one_event = sample_events(1).0[0].clone().into_bytes();
     for args in [
         &[
             "check",
@@ -916,7 +904,7 @@ fn help_and_version_on_every_command() {
             "2G",
         ],
     ] {
-        assert_eq!(code(&run(args, Some(b"\n"))), 0, "{args:?}");
+        assert_eq!(code(&run(args, Some(&one_event))), 0, "{args:?}");
     }
     for args in [
         &["check", "--max-line-bytes", "0"][..],
@@ -929,10 +917,6 @@ fn help_and_version_on_every_command() {
     }
 }
 
-#[cfg_attr(
-    nostr_verify_no_data,
-    ignore = "needs the shared test data (../shared/data beside the checkout, or NOSTR_VERIFY_DATA)"
-)]
 #[test]
 fn dash_is_standard_output_and_the_summary_moves_to_stderr() {
     let tmp = TempDir::new("dash");
@@ -967,17 +951,15 @@ fn dash_is_standard_output_and_the_summary_moves_to_stderr() {
         }
     }
     // Valid events to standard output: the same bytes as a --valid file.
-    if let Some(data) = common::data_dir() {
-        let (lines, _) = corpus_events(&data, 30);
-        let text = lines.join("\n") + "\n";
-        let file = tmp.path("valid.jsonl");
-        let out = run(&["check", "--valid", s(&file)], Some(text.as_bytes()));
-        assert_eq!(code(&out), 0);
-        let out = common::run_in(&tmp.0, &["check", "--valid", "-"], Some(text.as_bytes()));
-        assert_eq!(code(&out), 0);
-        assert_eq!(out.stdout, std::fs::read(&file).expect("valid file"));
-        assert!(String::from_utf8_lossy(&out.stderr).contains("valid            30"));
-    }
+    let (lines, _) = sample_events(30);
+    let text = lines.join("\n") + "\n";
+    let file = tmp.path("valid.jsonl");
+    let out = run(&["check", "--valid", s(&file)], Some(text.as_bytes()));
+    assert_eq!(code(&out), 0);
+    let out = common::run_in(&tmp.0, &["check", "--valid", "-"], Some(text.as_bytes()));
+    assert_eq!(code(&out), 0);
+    assert_eq!(out.stdout, std::fs::read(&file).expect("valid file"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("valid            30"));
     let out = run(&["check", "--rejects", "-", "--valid", "-"], Some(b""));
     assert_eq!(code(&out), 2);
 }
@@ -1158,7 +1140,7 @@ fn errors_reach_the_json_summary_and_clear_messages() {
     let good = tmp.path("empty.jsonl");
     std::fs::write(&good, b"").expect("write");
     let out = run(&["check", "--json", s(&good)], None);
-    assert_eq!(code(&out), 0);
+    assert_eq!(code(&out), 3, "no events");
     assert!(last_json(&out).get("error").is_none());
     // An empty input says so on standard error.
     let stderr = String::from_utf8_lossy(&out.stderr);
