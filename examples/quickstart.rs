@@ -6,10 +6,11 @@
 //! cargo run --release --example quickstart -- events.jsonl      # optimized: the real speed
 //! ```
 //!
-//! Each line is parsed with `nostr::Event::from_json`; all parsed events are then checked by
-//! one call of `verify_batch()` (ids recomputed, signatures batch-verified), with exactly
-//! `Event::verify`'s verdicts. It prints every rejected line, the first few accepted ones, and
-//! a one-line summary.
+//! Each line is an event object, or a relay message carrying one (`["EVENT",<sub>,{…}]` as relays
+//! send them, `["EVENT",{…}]` as clients publish them), as `nostr-verify check` reads them. Every
+//! event is parsed with `nostr`; all of them are then checked by one call of `verify_batch()`
+//! (ids recomputed, signatures batch-verified), with exactly `Event::verify`'s verdicts. It
+//! prints every rejected line, the first few accepted ones, and a one-line summary.
 
 use nostr::event::{Event, EventBuilder, FinalizeEvent, Kind};
 use nostr::key::Keys;
@@ -37,7 +38,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         if line.is_empty() {
             continue;
         }
-        match Event::from_json(line) {
+        match parse_line(line) {
             Ok(event) => {
                 events.push(event);
                 line_of.push(no);
@@ -88,9 +89,36 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// Twelve events signed here by three keys, as JSON lines: nine untouched, one edited after
-/// signing (wrong id), one with a signature from another key (wrong signature), one not an
-/// event at all.
+/// One line: an event object, `["EVENT",<sub>,{event}]` or `["EVENT",{event}]`. Errors name
+/// the problem without serde_json's "at line 1 column N" (every line is line 1 to the parser,
+/// which reads wrongly beside the file's own line numbers).
+fn parse_line(line: &str) -> Result<Event, String> {
+    let value: serde_json::Value = serde_json::from_str(line).map_err(|e| {
+        let msg = e.to_string();
+        let at = format!(" at line {} column {}", e.line(), e.column());
+        let msg = msg.strip_suffix(&at).unwrap_or(&msg).to_owned();
+        format!("not JSON ({msg}, at byte column {})", e.column())
+    })?;
+    let object = match value {
+        serde_json::Value::Array(mut items) => {
+            let is_event_message = items.first().and_then(|v| v.as_str()) == Some("EVENT")
+                && (items.len() == 2 || (items.len() == 3 && items[1].is_string()));
+            match items.pop() {
+                Some(event) if is_event_message => event,
+                _ => return Err("not an event: an array that is not an EVENT message".into()),
+            }
+        }
+        other => other,
+    };
+    if !object.is_object() {
+        return Err("not an event: not a JSON object".into());
+    }
+    serde_json::from_value::<Event>(object).map_err(|e| format!("not a Nostr event: {e}"))
+}
+
+/// Twelve lines: eleven events signed here by three keys (nine untouched, one of them sent as a
+/// relay's `["EVENT",<sub>,{…}]` message; one edited after signing: wrong id; one with the
+/// signature of another event: wrong signature), and one that is not an event at all.
 fn demo_lines() -> Result<Vec<String>, Box<dyn std::error::Error>> {
     let keys: Vec<Keys> = (0..3).map(|_| Keys::generate()).collect();
     let mut events: Vec<Event> = (0..11)
@@ -102,6 +130,7 @@ fn demo_lines() -> Result<Vec<String>, Box<dyn std::error::Error>> {
     let other = EventBuilder::new(Kind::TextNote, "someone else").finalize(&keys[1])?;
     events[7].sig = other.sig; // a valid signature, but of another event
     let mut lines: Vec<String> = events.iter().map(|e| e.as_json()).collect();
+    lines[2] = format!(r#"["EVENT","sub1",{}]"#, lines[2]); // as a relay sends it
     lines.push(r#"{"id":"not an event"}"#.to_owned());
     Ok(lines)
 }
