@@ -12,9 +12,11 @@
 //!   starting lock file), builds them all and runs every block not marked `no_run`.
 //!   Run it with `cargo test --release --test readme -- --ignored`; `.ci/run` does.
 //!
-//! Which dependency lines a block gets: the first `toml` block of the README (the "Add it"
-//! section), overridden or extended by the `toml` blocks that come before it in its own `###`
-//! section, line by line, keyed by crate name.
+//! Which dependency lines a block gets: the first `toml` block of the README (the "Install"
+//! section), then the `toml` blocks that come before it in its own `###` section. A block that
+//! starts with `[dependencies]` is a whole section that replaces the lines so far (the README
+//! says "replace"); a block without it holds extra lines to append, and may not name a crate
+//! the lines so far already have (appended, that is Cargo's `duplicate key` error).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -105,11 +107,35 @@ fn programs(all: &[Block]) -> Vec<(&Block, BTreeMap<String, String>)> {
             .iter()
             .filter(|e| e.info == "toml" && e.section == b.section && e.line != base_block.line)
         {
-            deps.extend(dependency_lines(extra));
+            if let Err(e) = merge(&mut deps, extra) {
+                panic!("README.md:{}: {e}", extra.line);
+            }
         }
         out.push((b, deps));
     }
     out
+}
+
+/// Applies one section-local `toml` block to `deps`: a whole `[dependencies]` section replaces
+/// them; extra lines are appended, and one that names a crate already there is an error (the
+/// user's manifest would then hold the key twice).
+fn merge(deps: &mut BTreeMap<String, String>, block: &Block) -> Result<(), String> {
+    let lines = dependency_lines(block);
+    let whole = block.code.lines().map(str::trim).find(|l| !l.is_empty()) == Some("[dependencies]");
+    if whole {
+        *deps = lines;
+        return Ok(());
+    }
+    for (name, line) in lines {
+        if deps.contains_key(&name) {
+            return Err(format!(
+                "the extra line `{line}` names `{name}`, which the lines above already have: \
+                 appended, that is a duplicate key (give a whole `[dependencies]` block instead)"
+            ));
+        }
+        deps.insert(name, line);
+    }
+    Ok(())
 }
 
 /// The crates a program names: `use x::`, `x::path` at the start of an expression, `#[x::...]`.
@@ -199,13 +225,22 @@ fn the_shape_check_catches_what_breaks_a_paste() {
     assert!(progs[0].0.code.lines().any(|l| l.starts_with("# ")));
     assert_eq!(crates_used(&progs[0].0.code), ["tokio"]);
     assert!(!progs[0].1.contains_key("tokio"));
-    // Section-local lines override the base ones, keyed by crate name.
-    let readme = "### Add\n```toml\n[dependencies]\nnostr = \"1\"\n```\n### B\n\
-                  ```toml\nnostr = \"2\"\ntokio = \"1\"\n```\n```rust\nfn main() {}\n```\n";
+    // A whole `[dependencies]` block replaces the base lines; extra lines are appended.
+    let readme = "### Add\n```toml\n[dependencies]\nnostr = \"1\"\nhex = \"0.4\"\n```\n### B\n\
+                  ```toml\n[dependencies]\nnostr = \"2\"\n```\n```toml\ntokio = \"1\"\n```\n\
+                  ```rust\nfn main() {}\n```\n";
     let all = blocks(readme);
     let progs = programs(&all);
     assert_eq!(progs[0].1["nostr"], "nostr = \"2\"");
     assert_eq!(progs[0].1["tokio"], "tokio = \"1\"");
+    assert!(!progs[0].1.contains_key("hex"));
+    // Extra lines that name a crate the base lines have would be a duplicate key when appended.
+    let all = blocks(
+        "### Add\n```toml\n[dependencies]\nnostr = \"1\"\n```\n```toml\nnostr = \"2\"\n```\n",
+    );
+    let mut deps = dependency_lines(&all[0]);
+    let err = merge(&mut deps, &all[1]).expect_err("a duplicate key");
+    assert!(err.contains("duplicate key"), "{err}");
 }
 
 /// Rewrites a README dependency line to use this checkout instead of the git URL.
