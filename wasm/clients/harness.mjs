@@ -84,7 +84,8 @@ export async function nostrTools({ urls, filter, WebSocket, tap = null, global =
  * NDK. It opens `new WebSocket(url)` on the global only, so the recipe sets
  * `globalThis.WebSocket = tap.WebSocket`; its own check is replaced by
  * `signatureVerificationFunction: async (e) => tap.verifyEvent(e)` (NDK does not await it, but
- * the tap dropped forged events before NDK saw them).
+ * the tap dropped forged events before NDK saw them). Its result also has `invalidSig`, the
+ * number of "event:invalid-sig" reports.
  */
 export async function ndk({ urls, filter, WebSocket, tap = null, settleMs = 150, timeoutMs = 30000 }) {
   const had = Object.hasOwn(globalThis, "WebSocket");
@@ -96,6 +97,9 @@ export async function ndk({ urls, filter, WebSocket, tap = null, settleMs = 150,
     ...(tap ? { signatureVerificationFunction: async (e) => tap.verifyEvent(e) } : {}),
   });
   const c = collector(timeoutMs, "NDK");
+  // Verdicts of false reach the application here (after the event itself, when asynchronous).
+  let invalidSig = 0;
+  client.on("event:invalid-sig", () => invalidSig++);
   let sub;
   try {
     await client.connect(5000);
@@ -111,7 +115,7 @@ export async function ndk({ urls, filter, WebSocket, tap = null, settleMs = 150,
     if (had) globalThis.WebSocket = saved;
     else delete globalThis.WebSocket;
   }
-  return c.result();
+  return { ...c.result(), invalidSig };
 }
 
 /**
