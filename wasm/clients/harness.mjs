@@ -174,6 +174,7 @@ export async function nostrFetch({ urls, filter, WebSocket, tap = null, settleMs
  * what the store accepted. Recipe: `new RelayPool({ WebSocket: tap.WebSocket })` and
  * `eventStore.verifyEvent = tap.verifyEvent`. The store keeps old versions of replaceable events
  * and expired ones, so that it accepts every valid event (those rules are not verification).
+ * Its result also has `store`, the EventStore.
  */
 export async function applesauce({ urls, filter, WebSocket, tap = null, settleMs = 150, timeoutMs = 30000 }) {
   const store = new EventStore({ keepOldVersions: true, keepExpired: true });
@@ -191,7 +192,7 @@ export async function applesauce({ urls, filter, WebSocket, tap = null, settleMs
     sub.unsubscribe();
     pool.close();
   }
-  return c.result();
+  return { ...c.result(), store };
 }
 
 /**

@@ -250,6 +250,40 @@ for (const withTap of [false, true]) {
   });
 }
 
+// applesauce's EventStore takes a kind-5 deletion without calling verifyEvent (EventStore.add
+// handles deletions before it verifies), then removes the events it names and refuses them
+// later: a relay can delete any note from the store with an unsigned deletion. Through the
+// tap the forged deletion never reaches the store.
+for (const withTap of [false, true]) {
+  test(`${withTap ? "through the tap" : "without the tap"}, a forged deletion ${withTap ? "never reaches" : "removes events from"} applesauce's EventStore`, { skip }, async () => {
+    const targets = corpus.items.slice(5000).filter((it) => it.valid && it.event.kind === 1).slice(0, 20);
+    const deletions = targets.map((it, i) => {
+      const d = { pubkey: it.event.pubkey, created_at: it.event.created_at + 1, kind: 5, tags: [["e", it.event.id]], content: "" };
+      d.id = eventHash(d);
+      d.sig = forge(it.event, "badSig", i + 1).sig; // not a signature of this id
+      return d;
+    });
+    for (const d of deletions) assert.equal(reference({ ...d }), false);
+    const honest = await startRelay({ events: targets.map((it) => it.json), delayMs: 200 });
+    const forger = await startRelay({ events: deletions });
+    const tap = withTap ? nv().tapWebSocket(WS) : null;
+    try {
+      const r = await libraries.applesauce({ urls: [honest.url, forger.url], filter: { kinds: [1, 5] }, WebSocket: WS, tap });
+      const kept = targets.filter((it) => r.store.getEvent(it.event.id));
+      if (withTap) {
+        assert.equal(kept.length, targets.length, `${targets.length - kept.length} events missing from the store`);
+        assert.equal(relayStats(tap, forger.url).dropped.invalidSig, deletions.length);
+      } else {
+        assert.equal(kept.length, 0, `${kept.length} of ${targets.length} events survived the forged deletions`);
+      }
+    } finally {
+      await tap?.close();
+      await honest.close();
+      await forger.close();
+    }
+  });
+}
+
 /** Malformed inputs: each must get false, and none may throw or reject. */
 function malformed(base) {
   const out = [null, undefined, 0, 42, "", "{}", [], {}, true, Symbol("x"), () => 1, new Uint8Array(64)];
