@@ -1,22 +1,29 @@
 // ---- web.js: the platform of the browsers' package (module Web Worker) ----
-const tapChannel = typeof MessageChannel === "function" ? new MessageChannel() : null;
+let tapChannel = null; // made on first use: a listening port keeps node's event loop alive
 const tapDeferred = [];
-if (tapChannel) {
-  tapChannel.port1.onmessage = () => {
-    const fns = tapDeferred.splice(0);
-    for (const fn of fns) fn();
-  };
+function tapPort() {
+  if (tapChannel === null && typeof MessageChannel === "function") {
+    tapChannel = new MessageChannel();
+    tapChannel.port1.onmessage = () => {
+      const fns = tapDeferred.splice(0);
+      for (const fn of fns) fn();
+    };
+    // The browsers' build run by node (tests, server-side rendering): never hold the process.
+    if (typeof tapChannel.port1.unref === "function") tapChannel.port1.unref();
+  }
+  return tapChannel;
 }
 const platform = {
   // A task after the ones already queued (WebSocket messages included); setTimeout where
   // there is no MessageChannel.
   defer(fn) {
-    if (!tapChannel) {
+    const channel = tapPort();
+    if (!channel) {
       setTimeout(fn, 0);
       return;
     }
     tapDeferred.push(fn);
-    if (tapDeferred.length === 1) tapChannel.port2.postMessage(0);
+    if (tapDeferred.length === 1) channel.port2.postMessage(0);
   },
   now: () => performance.now(),
   startWorker(url) {
