@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // The WebSocket tap against the libraries' own verification (issue 47, item 4): kind-1 notes
 // from --authors authors (signed here with nostr-tools' finalizeEvent, cached under
-// target/bench-tap/), plus a few forged events (one in a hundred by default: bad signatures
-// and altered contents, each with an id of its own), served by two local relays
+// target/bench-tap/), plus a few forged events (one in a thousand by default, at least 2: bad
+// signatures and altered contents, each with an id of its own), served by two local relays
 // (wasm/clients/relay.mjs, each a child process, so that their CPU is not the client's; half
 // of the events on both relays, a quarter on each alone), fetched by each library (the
 // versions pinned in wasm/clients) once with its default verification and once through the
@@ -31,13 +31,16 @@
 //
 // Options: --engine node|chromium|both (node) --events N (10000) --authors N (50)
 // --repeats N (3) --libraries a,b (all of nostr-tools,ndk,rx-nostr,nostr-fetch,applesauce,
-// welshman) --variants a,b (all of stock,stock-wasm,tap) --forged N (events / 100) --seed N (1)
+// welshman) --variants a,b (all of stock,stock-wasm,tap) --forged N (events / 1000, at least 2)
+// --seed N (1)
 // --client-cpus LIST and --relay-cpus LIST (taskset -c for the clients and the relays; none by
 // default) --timeout-s N (a run that has not completed after N s fails; 300) --json FILE (the
-// raw runs) --cpu-prof DIR (node: each client run under node --cpu-prof, profiles in DIR)
+// raw runs) --cpu-prof DIR (node: each client run under node --cpu-prof, its threads' profiles in
+// DIR/LIBRARY-VARIANT-REPEAT/)
 // --wasm-pkgs DIR (the module and its wasm-bindgen glue from DIR/pkg-node and DIR/pkg-web, the
 // tap's JavaScript from wasm/pkg-*: e.g. a release build beside the test-profile packages CI
-// builds; copied together under target/bench-tap/pkgs/).
+// builds; copied together under target/bench-tap/pkgs/) --node-args "FLAGS" (node/V8 flags
+// for the client processes, for experiments, e.g. "--single-threaded-gc").
 import { spawn, execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
@@ -62,7 +65,7 @@ const die = (msg) => {
 function parseArgs(argv) {
   const o = {
     engine: "node", events: 10000, authors: 50, repeats: 3, libraries: ALL_LIBRARIES, variants: ALL_VARIANTS,
-    forged: undefined, seed: 1, clientCpus: "", relayCpus: "", timeoutS: 300, json: "", cpuProf: "", child: "", wasmPkgs: "",
+    forged: undefined, seed: 1, clientCpus: "", relayCpus: "", timeoutS: 300, json: "", cpuProf: "", child: "", wasmPkgs: "", nodeArgs: [],
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -89,6 +92,7 @@ function parseArgs(argv) {
     else if (a === "--json") o.json = val();
     else if (a === "--cpu-prof") o.cpuProf = val();
     else if (a === "--wasm-pkgs") o.wasmPkgs = val();
+    else if (a === "--node-args") o.nodeArgs = val().split(" ").filter(Boolean);
     else if (a === "--child") o.child = val();
     else if (a === "--help" || a === "-h") {
       console.log(readFileSync(fileURLToPath(import.meta.url), "utf8").split("\n").filter((l) => l.startsWith("//")).join("\n"));
@@ -98,7 +102,7 @@ function parseArgs(argv) {
   if (!["node", "chromium", "both"].includes(o.engine)) die(`--engine node|chromium|both, not ${o.engine}`);
   for (const l of o.libraries) if (!ALL_LIBRARIES.includes(l)) die(`--libraries: unknown ${l} (${ALL_LIBRARIES.join(",")})`);
   for (const v of o.variants) if (!ALL_VARIANTS.includes(v)) die(`--variants: unknown ${v} (${ALL_VARIANTS.join(",")})`);
-  o.forged ??= Math.floor(o.events / 100);
+  o.forged ??= Math.max(2, Math.round(o.events / 1000));
   return o;
 }
 
@@ -111,7 +115,7 @@ const WORDS = ("the a relay note zap client key event sign verify batch wasm wor
   "morning coffee weather today build release bug fix merge ship weekend music photo garden mountain city train").split(" ");
 const NON_ASCII = ["grüße", "café", "naïve", "日本語のテキスト", "привет", "🌍", "⚡", "🤙", "中文", "ñandú", "Ελληνικά", "🧡", "€100", "東京"];
 
-function makeCorpus(nostr, o) {
+function makeCorpus(nostr, o, have) {
   const rand = xorshift(o.seed * 2654435761 + 17);
   const sks = Array.from({ length: o.authors }, (_, i) => createHash("sha256").update(`nostr-verify bench-tap key ${o.seed} ${i}`).digest());
   const pubkeys = sks.map((sk) => nostr.getPublicKey(sk));
@@ -134,8 +138,13 @@ function makeCorpus(nostr, o) {
     if (r === 9) tags.push(["client", "bench-tap"]);
     return { kind: 1, created_at: 1760000000 - i * 7 - (rand() % 5), tags, content: parts.join(" ") };
   };
-  const valid = [];
-  for (let i = 0; i < o.events; i++) valid.push(nostr.finalizeEvent(note(i), sks[i % o.authors]));
+  let valid = have;
+  if (!valid) {
+    valid = [];
+    for (let i = 0; i < o.events; i++) valid.push(nostr.finalizeEvent(note(i), sks[i % o.authors]));
+  } else {
+    for (let i = 0; i < o.events; i++) note(i); // the same random stream for the forged ones
+  }
   const forged = [];
   for (let i = 0; i < o.forged; i++) {
     const e = nostr.finalizeEvent(note(o.events + i), sks[i % o.authors]);
@@ -171,18 +180,28 @@ function xorshift(seed) {
 
 async function loadCorpus(o) {
   mkdirSync(cacheDir, { recursive: true });
-  const file = join(cacheDir, `events-s${o.seed}-n${o.events}-a${o.authors}-f${o.forged}.json`);
-  if (existsSync(file)) return { file, ...JSON.parse(readFileSync(file, "utf8")) };
-  const require = createRequire(join(clients, "package.json"));
-  const t0 = performance.now();
-  const mod = await import(pathToFileURL(require.resolve("nostr-tools/pure"))); // CommonJS
-  const pure = mod.finalizeEvent ? mod : mod.default;
-  const corpus = makeCorpus(pure, o);
-  // Self-check with nostr-tools' verifyEvent: every valid one valid, every forged one not.
-  for (const e of corpus.valid) if (!pure.verifyEvent({ ...e })) throw new Error("a generated event does not verify");
-  for (const e of corpus.forged) if (pure.verifyEvent({ ...e })) throw new Error("a forged event verifies");
-  writeFileSync(file, JSON.stringify(corpus));
-  console.log(`# signed ${corpus.valid.length} + ${corpus.forged.length} events in ${((performance.now() - t0) / 1000).toFixed(1)} s (cached: ${file})`);
+  // The valid events and the forged ones are cached apart: the forged ones are made from
+  // notes after the valid ones', so --forged changes nothing else.
+  const base = `events-s${o.seed}-n${o.events}-a${o.authors}`;
+  const validFile = join(cacheDir, `${base}.json`);
+  const forgedFile = join(cacheDir, `${base}-forged${o.forged}.json`);
+  const file = join(cacheDir, `${base}-f${o.forged}.corpus.json`);
+  if (!existsSync(validFile) || !existsSync(forgedFile)) {
+    const require = createRequire(join(clients, "package.json"));
+    const t0 = performance.now();
+    const mod = await import(pathToFileURL(require.resolve("nostr-tools/pure"))); // CommonJS
+    const pure = mod.finalizeEvent ? mod : mod.default;
+    const have = existsSync(validFile) ? JSON.parse(readFileSync(validFile, "utf8")) : null;
+    const corpus = makeCorpus(pure, o, have);
+    // Self-check with nostr-tools' verifyEvent: every valid one valid, every forged one not.
+    for (const e of corpus.valid) if (!pure.verifyEvent({ ...e })) throw new Error("a generated event does not verify");
+    for (const e of corpus.forged) if (pure.verifyEvent({ ...e })) throw new Error("a forged event verifies");
+    if (!have) writeFileSync(validFile, JSON.stringify(corpus.valid));
+    writeFileSync(forgedFile, JSON.stringify(corpus.forged));
+    console.log(`# signed ${have ? 0 : corpus.valid.length} + ${corpus.forged.length} events in ${((performance.now() - t0) / 1000).toFixed(1)} s (cached under ${cacheDir})`);
+  }
+  const corpus = { valid: JSON.parse(readFileSync(validFile, "utf8")), forged: JSON.parse(readFileSync(forgedFile, "utf8")) };
+  writeFileSync(file, JSON.stringify(corpus)); // what the clients read
   return { file, ...corpus };
 }
 
@@ -335,6 +354,33 @@ function threadCpuMs(tid) {
   }
 }
 
+/** CPU milliseconds of each thread of this process, by thread id: { tid: [name, ms] }. */
+function threadsCpu() {
+  const out = {};
+  for (const tid of readdirSync("/proc/self/task")) {
+    try {
+      const name = readFileSync(`/proc/self/task/${tid}/comm`, "utf8").trim();
+      out[tid] = [name, threadCpuMs(tid)];
+    } catch {
+      // gone
+    }
+  }
+  return out;
+}
+
+/**
+ * The CPU time of each thread between two threadsCpu() snapshots, busiest first, the main
+ * thread named "main" (node names every thread "node"): [[name, ms], ...].
+ */
+function threadsDelta(a, b) {
+  const out = [];
+  for (const [tid, [name, ms]] of Object.entries(b)) {
+    const d = ms - (a[tid] ? a[tid][1] : 0);
+    if (d > 0.05) out.push([Number(tid) === process.pid ? "main" : `${name}:${tid}`, Math.round(d * 10) / 10]);
+  }
+  return out.sort((x, y) => y[1] - x[1]);
+}
+
 async function childRun(spec) {
   const { library, variant, relays, corpusFile, bundlePath, timeoutS, pkgNode } = spec;
   const corpus = JSON.parse(readFileSync(corpusFile, "utf8"));
@@ -350,13 +396,14 @@ async function childRun(spec) {
   const runner = await recipes.prepare(library, variant, { WebSocket: WS, tap });
   // Let the setup's leftovers (module compiles, worker start-up) settle before the window.
   await new Promise((ok) => setTimeout(ok, 200));
-  let elu0, cpu0, main0, t0;
+  let elu0, cpu0, main0, t0, threads0;
   let window = null;
   const hooks = {
     start() {
       elu0 = performance.eventLoopUtilization();
       cpu0 = process.cpuUsage();
       main0 = threadCpuMs(process.pid);
+      threads0 = threadsCpu();
       t0 = performance.now();
     },
     stop() {
@@ -371,6 +418,7 @@ async function childRun(spec) {
         userMs: cpu.user / 1000,
         systemMs: cpu.system / 1000,
         windowMs: t1 - t0,
+        threadsMs: threadsDelta(threads0, threadsCpu()),
       };
     },
   };
@@ -389,10 +437,12 @@ async function childRun(spec) {
 // The parent: runs, tables.
 
 function spawnChild(spec, o) {
-  const nodeArgs = [];
+  const nodeArgs = [...o.nodeArgs];
   if (o.cpuProf) {
-    mkdirSync(o.cpuProf, { recursive: true });
-    nodeArgs.push("--cpu-prof", "--cpu-prof-dir", o.cpuProf, "--cpu-prof-name", `${spec.library}-${spec.variant}-${spec.repeat}.cpuprofile`);
+    // One directory per run: node writes a profile for each thread (workers included).
+    const dir = join(o.cpuProf, `${spec.library}-${spec.variant}-${spec.repeat}`);
+    mkdirSync(dir, { recursive: true });
+    nodeArgs.push("--cpu-prof", "--cpu-prof-dir", dir);
   }
   const [cmd, args] = withTaskset(o.clientCpus, process.execPath, [...nodeArgs, fileURLToPath(import.meta.url), "--child", JSON.stringify(spec)]);
   return new Promise((ok, fail) => {
@@ -666,6 +716,14 @@ async function main() {
   log(`# wasm/bench-tap.mjs ${process.argv.slice(2).join(" ")}`);
   log(`# ${cpu}, ${execFileSync("nproc").toString().trim()} CPUs, load average ${load} at the start; node ${process.version}; ` +
     `clients ${o.clientCpus ? "on CPUs " + o.clientCpus : "unpinned"}, relays ${o.relayCpus ? "on CPUs " + o.relayCpus : "unpinned"}`);
+  let tapRev = "?";
+  try {
+    const git = (...a) => execFileSync("git", ["-C", repo, ...a], { stdio: ["ignore", "pipe", "ignore"] }).toString().trim();
+    tapRev = `${git("log", "-1", "--format=%h", "--", "wasm/package/tap")}${git("status", "--porcelain", "--", "wasm/package/tap") ? " + uncommitted changes" : ""}`;
+  } catch {
+    // not a git checkout
+  }
+  log(`# the tap: wasm/package/tap at ${tapRev} (as assembled into wasm/pkg-*)`);
   const pkgs = packages(o);
   log(`# packages: ${pkgs.node} and ${pkgs.web}${o.wasmPkgs ? ` (the module from ${o.wasmPkgs}, the tap from wasm/pkg-*)` : ""}`);
   const corpus = await loadCorpus(o);
