@@ -110,11 +110,21 @@ test("pkg-node and pkg-web are npm packages with types and a README", () => {
     assert.match(pkg.version, /^\d+\.\d+\.\d+/);
     const [packed] = JSON.parse(execFileSync("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], { cwd: dir, encoding: "utf8" }));
     const files = packed.files.map((f) => f.path);
-    for (const f of ["package.json", "README.md", "LICENSE", pkg.main, pkg.types, "nostr_verify_wasm_bg.wasm"]) {
+    for (const f of ["package.json", "README.md", "LICENSE", pkg.main, pkg.types, "nostr_verify_wasm_bg.wasm",
+      "nostr_verify_wasm.d.ts", "tap.js", "tap-worker.js", "tap.d.ts"]) {
       assert.ok(files.includes(f), `${flavor}: ${f} not packed (${files.join(", ")})`);
     }
     assert.ok(files.some((f) => f.startsWith("snippets/")), `${flavor}: JS snippets not packed`);
-    const dts = readFileSync(dir + pkg.types, "utf8");
+    // The entry point's types re-export the module's and the tap's.
+    const index = readFileSync(dir + pkg.types, "utf8");
+    for (const from of ['"./nostr_verify_wasm"', '"./tap"']) {
+      assert.ok(index.includes(`export * from ${from};`), `${flavor}: ${pkg.types} does not re-export ${from}`);
+    }
+    const tapTypes = readFileSync(dir + "tap.d.ts", "utf8");
+    for (const decl of ["export function tapWebSocket(", "export function createBatchVerifier(", "export interface TapStats"]) {
+      assert.ok(tapTypes.includes(decl), `${flavor}: ${decl} missing from tap.d.ts`);
+    }
+    const dts = readFileSync(dir + "nostr_verify_wasm.d.ts", "utf8");
     for (const decl of [
       "export function verifySignatures(",
       "export function verifyEvents(events: NostrEvent[]): Uint8Array;",
