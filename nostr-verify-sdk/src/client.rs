@@ -22,6 +22,45 @@ use tokio::time::Instant;
 
 use crate::transport::{TapEvent, TapHandle};
 
+mod sync;
+
+pub use sync::{VerifiedSyncOptions, DEFAULT_SYNC_CHUNK, DEFAULT_SYNC_IN_FLIGHT};
+
+/// Options of an auto-closing subscription through the tap
+/// ([`VerifiedClient::subscribe`] with `Some(opts)`): the same conditions as nostr-relay-pool
+/// 0.44's `SubscribeAutoCloseOptions` (whose fields it keeps private, hence a type of this
+/// crate), applied per relay as its `handle_auto_closing` does.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AutoCloseOptions {
+    /// When a relay's part ends (default `ExitOnEOSE`).
+    pub exit_policy: ReqExitPolicy,
+    /// The whole subscription ends after this long (default: never, as the SDK's).
+    pub timeout: Option<Duration>,
+    /// A relay's part ends when it sent no event of the subscription for this long (counted
+    /// from the REQ, then from its last event; default: never).
+    pub idle_timeout: Option<Duration>,
+}
+
+impl AutoCloseOptions {
+    /// Sets the exit policy.
+    pub fn exit_policy(mut self, policy: ReqExitPolicy) -> Self {
+        self.exit_policy = policy;
+        self
+    }
+
+    /// Sets the overall timeout.
+    pub fn timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Sets the idle timeout.
+    pub fn idle_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.idle_timeout = timeout;
+        self
+    }
+}
+
 /// Options of [`VerifiedClient`].
 #[derive(Clone, Default)]
 pub struct VerifiedClientOptions {
@@ -34,6 +73,26 @@ pub struct VerifiedClientOptions {
     /// Capacity of each subscription's tap channel (default 1024 when 0). A full channel stops
     /// the relay's reader (back-pressure).
     pub channel_capacity: usize,
+    /// What to do with a relay that sends forged events (default: count them only).
+    pub forged_policy: ForgedEventPolicy,
+}
+
+/// What [`VerifiedClient`] does with a relay that sends forged events: an id that is not the
+/// hash of the event, or an invalid signature ([`crate::TapStats::forged`] in that relay's
+/// [`TapHandle::relay_stats`]). Such events are always dropped; the policy decides what
+/// happens to the relay.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ForgedEventPolicy {
+    /// Count them per relay, nothing else (the default).
+    #[default]
+    Count,
+    /// Disconnect the relay (`Relay::disconnect`: status `Terminated`, no automatic reconnect)
+    /// at its first forged event. `Client::connect_relay` connects it again; its count is kept,
+    /// so the next forged event disconnects it again.
+    Disconnect,
+    /// Ban the relay (`Relay::ban`: status `Banned`, it never reconnects) once it has sent this
+    /// many forged events (0 counts as 1).
+    BanAfter(u64),
 }
 
 impl std::fmt::Debug for VerifiedClientOptions {
@@ -42,6 +101,7 @@ impl std::fmt::Debug for VerifiedClientOptions {
             .field("gossip", &self.gossip.is_some())
             .field("admit_policy", &self.admit_policy.is_some())
             .field("channel_capacity", &self.channel_capacity)
+            .field("forged_policy", &self.forged_policy)
             .finish()
     }
 }
@@ -122,11 +182,15 @@ struct Shared {
     live_ids: Mutex<HashSet<SubscriptionId>>,
     capacity: usize,
     forwarder: AbortHandle,
+    policy_task: Option<AbortHandle>,
 }
 
 impl Drop for Shared {
     fn drop(&mut self) {
         self.forwarder.abort();
+        if let Some(t) = &self.policy_task {
+            t.abort();
+        }
     }
 }
 
@@ -193,6 +257,10 @@ impl VerifiedClient {
         let (live_tx, live_rx) = mpsc::channel(capacity);
         let sdk_rx = client.notifications();
         let forwarder = tokio::spawn(forward(core.clone(), live_rx, sdk_rx)).abort_handle();
+        let policy_task = match opts.forged_policy {
+            ForgedEventPolicy::Count => None,
+            p => Some(tokio::spawn(enforce(client.clone(), tap.clone(), p)).abort_handle()),
+        };
         Self {
             client,
             tap: tap.clone(),
@@ -202,6 +270,7 @@ impl VerifiedClient {
                 live_ids: Mutex::new(HashSet::new()),
                 capacity,
                 forwarder,
+                policy_task,
             }),
         }
     }
@@ -270,7 +339,7 @@ impl VerifiedClient {
         policy: ReqExitPolicy,
     ) -> Result<Events, Error> {
         let mut events = Events::new(&filter);
-        let mut s = self.stream(None, filter, timeout, policy).await?.1;
+        let mut s = self.stream(None, filter, closing(timeout, policy)).await?.1;
         while let Some(ev) = futures::StreamExt::next(&mut s).await {
             events.force_insert(ev);
         }
@@ -293,7 +362,11 @@ impl VerifiedClient {
         let mut events = Events::new(&filter);
         let urls: Vec<RelayUrl> = urls.into_iter().collect();
         let mut s = self
-            .stream(Some(urls), filter, timeout, ReqExitPolicy::ExitOnEOSE)
+            .stream(
+                Some(urls),
+                filter,
+                closing(timeout, ReqExitPolicy::ExitOnEOSE),
+            )
             .await?
             .1;
         while let Some(ev) = futures::StreamExt::next(&mut s).await {
@@ -315,7 +388,7 @@ impl VerifiedClient {
         timeout: Duration,
     ) -> Result<BoxedStream<Event>, Error> {
         Ok(self
-            .stream(None, filter, timeout, ReqExitPolicy::ExitOnEOSE)
+            .stream(None, filter, closing(timeout, ReqExitPolicy::ExitOnEOSE))
             .await?
             .1)
     }
@@ -330,7 +403,7 @@ impl VerifiedClient {
         timeout: Duration,
         policy: ReqExitPolicy,
     ) -> Result<BoxedStream<Event>, Error> {
-        Ok(self.stream(None, filter, timeout, policy).await?.1)
+        Ok(self.stream(None, filter, closing(timeout, policy)).await?.1)
     }
 
     /// Stream events from specific relays, exiting on EOSE.
@@ -348,28 +421,38 @@ impl VerifiedClient {
     {
         let urls: Vec<RelayUrl> = urls.into_iter().collect();
         Ok(self
-            .stream(Some(urls), filter, timeout, ReqExitPolicy::ExitOnEOSE)
+            .stream(
+                Some(urls),
+                filter,
+                closing(timeout, ReqExitPolicy::ExitOnEOSE),
+            )
             .await?
             .1)
     }
 
-    /// Subscribe, like `Client::subscribe`. With `opts == None` (long-lived) the subscription
-    /// goes through the tap and its events arrive in [`notifications`](Self::notifications);
-    /// the SDK re-sends the REQ after a reconnect. With `Some(opts)` it is the SDK's own
-    /// auto-closing subscription (nostr-relay-pool 0.44 keeps the options' fields private, so
-    /// the tap could not honour them); use
-    /// [`subscribe_auto_closing`](Self::subscribe_auto_closing) for the tap path.
+    /// Subscribe, like `Client::subscribe`, through the tap either way.
+    ///
+    /// With `opts == None` (long-lived) the events arrive in
+    /// [`notifications`](Self::notifications) until [`unsubscribe`](Self::unsubscribe); the
+    /// SDK re-sends the REQ after a reconnect. With `Some(opts)` the subscription auto-closes
+    /// per relay on its exit policy or idle timeout, and entirely at its timeout, as the SDK's
+    /// auto-closing subscriptions do; its events also arrive in the notifications. The options
+    /// are this crate's [`AutoCloseOptions`]: nostr-relay-pool 0.44 keeps the fields of its
+    /// own `SubscribeAutoCloseOptions` private, so they could not be honoured here.
     ///
     /// # Errors
     /// As `Client::subscribe`.
     pub async fn subscribe(
         &self,
         filter: Filter,
-        opts: Option<SubscribeAutoCloseOptions>,
+        opts: Option<AutoCloseOptions>,
     ) -> Result<Output<SubscriptionId>, Error> {
-        if opts.is_some() {
-            return self.client.subscribe(filter, opts).await;
+        if let Some(opts) = opts {
+            let (out, mut s) = self.stream(None, filter, opts).await?;
+            tokio::spawn(async move { while futures::StreamExt::next(&mut s).await.is_some() {} });
+            return Ok(out);
         }
+        self.refresh_gossip_lists(&filter).await?;
         let id = self.tap.new_subscription_id();
         self.tap.register(id.clone(), self.shared.live_tx.clone());
         match self
@@ -394,7 +477,7 @@ impl VerifiedClient {
 
     /// An auto-closing subscription through the tap: events go to
     /// [`notifications`](Self::notifications) until `policy` is met on every relay or at
-    /// `timeout`.
+    /// `timeout`. Shorthand for [`subscribe`](Self::subscribe) with [`AutoCloseOptions`].
     ///
     /// # Errors
     /// As `Client::subscribe`.
@@ -404,9 +487,10 @@ impl VerifiedClient {
         timeout: Duration,
         policy: ReqExitPolicy,
     ) -> Result<Output<SubscriptionId>, Error> {
-        let (out, mut s) = self.stream(None, filter, timeout, policy).await?;
-        tokio::spawn(async move { while futures::StreamExt::next(&mut s).await.is_some() {} });
-        Ok(out)
+        let opts = AutoCloseOptions::default()
+            .exit_policy(policy)
+            .timeout(Some(timeout));
+        self.subscribe(filter, Some(opts)).await
     }
 
     /// Unsubscribe, like `Client::unsubscribe` (and drop the tap route).
@@ -427,28 +511,44 @@ impl VerifiedClient {
     }
 
     /// Registers a tap subscription, sends the auto-closing REQ and spawns its driver.
+    /// Without `urls`, in gossip mode, the filter's outdated relay lists are fetched through
+    /// the tap first.
     async fn stream(
         &self,
         urls: Option<Vec<RelayUrl>>,
         filter: Filter,
-        timeout: Duration,
-        policy: ReqExitPolicy,
+        opts: AutoCloseOptions,
+    ) -> Result<(Output<SubscriptionId>, BoxedStream<Event>), Error> {
+        if urls.is_none() {
+            self.refresh_gossip_lists(&filter).await?;
+        }
+        self.open(urls, filter, opts).await
+    }
+
+    /// [`stream`](Self::stream) without the gossip lists' refresh.
+    async fn open(
+        &self,
+        urls: Option<Vec<RelayUrl>>,
+        filter: Filter,
+        opts: AutoCloseOptions,
     ) -> Result<(Output<SubscriptionId>, BoxedStream<Event>), Error> {
         let id = self.tap.new_subscription_id();
         let (tx, rx) = mpsc::channel(self.shared.capacity);
         self.tap.register(id.clone(), tx);
-        let opts = SubscribeAutoCloseOptions::default()
-            .exit_policy(policy)
-            .timeout(Some(timeout));
+        // The SDK's side: the REQ, auth, EOSE and the overall timeout (it sends CLOSE then).
+        // Not the idle timeout: the SDK never sees the tap's events, so it would fire.
+        let sdk_opts = SubscribeAutoCloseOptions::default()
+            .exit_policy(opts.exit_policy)
+            .timeout(opts.timeout);
         let res = match urls {
             None => {
                 self.client
-                    .subscribe_with_id(id.clone(), filter, Some(opts))
+                    .subscribe_with_id(id.clone(), filter, Some(sdk_opts))
                     .await
             }
             Some(urls) => {
                 self.client
-                    .subscribe_with_id_to(urls, id.clone(), filter, Some(opts))
+                    .subscribe_with_id_to(urls, id.clone(), filter, Some(sdk_opts))
                     .await
             }
         };
@@ -465,8 +565,9 @@ impl VerifiedClient {
             tap: self.tap.clone(),
             core: self.shared.core.clone(),
             id: id.clone(),
-            policy,
-            deadline: Instant::now() + timeout,
+            policy: opts.exit_policy,
+            deadline: opts.timeout.map(|t| Instant::now() + t),
+            idle: opts.idle_timeout,
         };
         let relays = out.success.clone();
         tokio::spawn(driver.run(relays, rx, etx));
@@ -482,8 +583,48 @@ impl VerifiedClient {
     }
 }
 
+/// An [`AutoCloseOptions`] with `policy` and an overall `timeout`.
+fn closing(timeout: Duration, policy: ReqExitPolicy) -> AutoCloseOptions {
+    AutoCloseOptions::default()
+        .exit_policy(policy)
+        .timeout(Some(timeout))
+}
+
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Applies a [`ForgedEventPolicy`] other than `Count`: wakes on every forged event the tap
+/// attributes, and disconnects or bans each relay of this client whose count reached the
+/// threshold (once per count: a relay connected again is disconnected again at its next one).
+async fn enforce(client: Client, tap: TapHandle, policy: ForgedEventPolicy) {
+    let threshold = match policy {
+        ForgedEventPolicy::Count => return,
+        ForgedEventPolicy::Disconnect => 1,
+        ForgedEventPolicy::BanAfter(n) => n.max(1),
+    };
+    let mut rx = tap.forged_events();
+    // Forged counts already acted on, per relay.
+    let mut acted: HashMap<RelayUrl, u64> = HashMap::new();
+    loop {
+        for (url, st) in tap.relay_stats() {
+            let forged = st.forged();
+            if forged < threshold || acted.get(&url).is_some_and(|&n| n >= forged) {
+                continue;
+            }
+            let Ok(relay) = client.relay(&url).await else {
+                continue; // another client's relay on a shared tap
+            };
+            acted.insert(url, forged);
+            match policy {
+                ForgedEventPolicy::BanAfter(_) => relay.ban(),
+                _ => relay.disconnect(),
+            }
+        }
+        if rx.changed().await.is_err() {
+            return;
+        }
+    }
 }
 
 /// Feeds [`VerifiedClient::notifications`]: tap events of long-lived subscriptions first
@@ -530,15 +671,18 @@ enum RelayState {
     Done,
 }
 
-/// One auto-closing tap subscription: applies the exit policy per relay, de-duplicates and
-/// forwards to the caller's stream.
+/// One auto-closing tap subscription: applies the exit policy and the idle timeout per relay,
+/// de-duplicates and forwards to the caller's stream.
 struct Driver {
     client: Client,
     tap: TapHandle,
     core: Arc<Core>,
     id: SubscriptionId,
     policy: ReqExitPolicy,
-    deadline: Instant,
+    /// The overall timeout.
+    deadline: Option<Instant>,
+    /// A relay is done after this long without an event of the subscription.
+    idle: Option<Duration>,
 }
 
 impl Driver {
@@ -548,34 +692,58 @@ impl Driver {
         mut rx: mpsc::Receiver<TapEvent>,
         etx: mpsc::Sender<Event>,
     ) {
+        let start = Instant::now();
         let mut state: HashMap<RelayUrl, RelayState> = relays
             .into_iter()
             .map(|r| (r, RelayState::Open { events: 0 }))
             .collect();
+        // Last event (or the start) per relay, for the idle timeout.
+        let mut last: HashMap<RelayUrl, Instant> =
+            state.keys().map(|r| (r.clone(), start)).collect();
         let mut seen: HashSet<EventId> = HashSet::new();
         let mut consumer_gone = false;
         while !consumer_gone && state.values().any(|s| !matches!(s, RelayState::Done)) {
-            let wake = state
-                .values()
-                .filter_map(|s| match s {
-                    RelayState::AfterEose { until, .. } => *until,
-                    _ => None,
-                })
-                .fold(self.deadline, |a, b| a.min(b));
-            let ev = match tokio::time::timeout_at(wake, rx.recv()).await {
+            let mut wake = self.deadline;
+            let mut sooner = |t: Instant| wake = Some(wake.map_or(t, |w| w.min(t)));
+            for (url, s) in &state {
+                if let RelayState::AfterEose { until: Some(u), .. } = s {
+                    sooner(*u);
+                }
+                if let (Some(idle), false) = (self.idle, matches!(s, RelayState::Done)) {
+                    sooner(last[url] + idle);
+                }
+            }
+            let next = match wake {
+                Some(w) => tokio::time::timeout_at(w, rx.recv()).await,
+                None => Ok(rx.recv().await),
+            };
+            let ev = match next {
                 Ok(Some(ev)) => ev,
                 Ok(None) => break,
                 Err(_) => {
                     let now = Instant::now();
-                    if now >= self.deadline {
+                    if self.deadline.is_some_and(|d| now >= d) {
                         break; // overall timeout: the SDK's handler sends CLOSE
                     }
-                    for s in state.values_mut() {
+                    let mut idle_done = Vec::new();
+                    for (url, s) in state.iter_mut() {
                         if let RelayState::AfterEose { until: Some(u), .. } = s {
                             if *u <= now {
                                 *s = RelayState::Done;
                             }
                         }
+                        if let Some(idle) = self.idle {
+                            if !matches!(s, RelayState::Done) && last[url] + idle <= now {
+                                *s = RelayState::Done;
+                                idle_done.push(url.clone());
+                            }
+                        }
+                    }
+                    if !idle_done.is_empty() {
+                        let _ = self
+                            .client
+                            .send_msg_to(idle_done, ClientMessage::close(self.id.clone()))
+                            .await;
                     }
                     continue;
                 }
@@ -593,6 +761,7 @@ impl Driver {
                     if matches!(s, RelayState::Done) {
                         continue;
                     }
+                    last.insert(relay_url.clone(), Instant::now());
                     if deliver && seen.insert(event.id) && etx.send(*event).await.is_err() {
                         consumer_gone = true;
                     }

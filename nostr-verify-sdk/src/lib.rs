@@ -49,7 +49,10 @@ mod transport;
 /// The SDK's own transport, the default inner transport of [`BatchVerifyTransport`].
 pub use nostr_sdk::pool::transport::websocket::DefaultWebsocketTransport;
 
-pub use client::{VerifiedClient, VerifiedClientOptions};
+pub use client::{
+    AutoCloseOptions, ForgedEventPolicy, VerifiedClient, VerifiedClientOptions,
+    VerifiedSyncOptions, DEFAULT_SYNC_CHUNK, DEFAULT_SYNC_IN_FLIGHT,
+};
 pub use transport::{
     BatchVerifyTransport, DropReason, TapEvent, TapHandle, TapOptions, TapStats, TapStream,
     DEFAULT_PREFIX,

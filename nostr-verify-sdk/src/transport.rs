@@ -54,7 +54,7 @@ use nostr_sdk::pool::transport::websocket::{
 };
 use nostr_sdk::pool::RelayLimits;
 use nostr_sdk::prelude::{BoxedFuture, Event, RelayUrl, SubscriptionId, Url};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 
 use cache::Cache;
 pub use stream::TapStream;
@@ -153,6 +153,8 @@ impl Default for TapOptions {
 /// Counters of a [`BatchVerifyTransport`] (shared by all its connections).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TapStats {
+    /// `EVENT` frames of the tap's own subscriptions read from the relay(s), before any check.
+    pub received: u64,
     /// Events delivered to a subscription.
     pub delivered: u64,
     /// Signatures checked on the tap's subscriptions (each event whose (id, signature) pair was
@@ -166,6 +168,10 @@ pub struct TapStats {
     pub deferred: u64,
     /// Batches flushed.
     pub batches: u64,
+    /// `EVENT` frames of other subscriptions (the SDK's own) forwarded to the SDK, which checks
+    /// each one's signature itself, one at a time, unless its id is in the SDK's verification
+    /// cache. Zero means the SDK verified nothing on this tap's connections.
+    pub passthrough_events: u64,
     /// Pass-through `EVENT` frames dropped by the guard because their id is wrong.
     pub passthrough_invalid_id: u64,
     /// Signatures the pass-through guard checked (copies whose signature bytes differed from
@@ -205,19 +211,106 @@ impl TapStats {
             DropReason::Unrouted => self.unrouted,
         }
     }
+
+    /// Forged events: an id that is not the hash of the event, or an invalid signature, on the
+    /// tap's subscriptions or caught by the pass-through guard. Per relay
+    /// ([`TapHandle::relay_stats`]), this is what [`crate::ForgedEventPolicy`] judges.
+    pub fn forged(&self) -> u64 {
+        self.invalid_id
+            + self.invalid_signature
+            + self.passthrough_invalid_id
+            + self.passthrough_invalid_signature
+    }
 }
 
 #[derive(Default)]
-struct Counters {
+pub(crate) struct Counters {
+    received: AtomicU64,
     delivered: AtomicU64,
     signatures_checked: AtomicU64,
     cache_hits: AtomicU64,
     deferred: AtomicU64,
     batches: AtomicU64,
+    passthrough_events: AtomicU64,
     passthrough_invalid_id: AtomicU64,
     passthrough_signatures_checked: AtomicU64,
     passthrough_invalid_signature: AtomicU64,
     dropped: [AtomicU64; 8],
+}
+
+impl Counters {
+    fn snapshot(&self) -> TapStats {
+        let d = |r: DropReason| self.dropped[reason_index(r)].load(Ordering::Relaxed);
+        TapStats {
+            received: self.received.load(Ordering::Relaxed),
+            delivered: self.delivered.load(Ordering::Relaxed),
+            signatures_checked: self.signatures_checked.load(Ordering::Relaxed),
+            cache_hits: self.cache_hits.load(Ordering::Relaxed),
+            deferred: self.deferred.load(Ordering::Relaxed),
+            batches: self.batches.load(Ordering::Relaxed),
+            passthrough_events: self.passthrough_events.load(Ordering::Relaxed),
+            passthrough_invalid_id: self.passthrough_invalid_id.load(Ordering::Relaxed),
+            passthrough_signatures_checked: self
+                .passthrough_signatures_checked
+                .load(Ordering::Relaxed),
+            passthrough_invalid_signature: self
+                .passthrough_invalid_signature
+                .load(Ordering::Relaxed),
+            message_too_large: d(DropReason::MessageTooLarge),
+            unparsable: d(DropReason::Unparsable),
+            event_too_large: d(DropReason::EventTooLarge),
+            too_many_tags: d(DropReason::TooManyTags),
+            expired: d(DropReason::Expired),
+            invalid_id: d(DropReason::InvalidId),
+            invalid_signature: d(DropReason::InvalidSignature),
+            unrouted: d(DropReason::Unrouted),
+        }
+    }
+}
+
+/// One counter of [`Counters`], named so a connection can bump its relay's copy and the tap's
+/// total in one call.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Stat {
+    Received,
+    Delivered,
+    SignaturesChecked,
+    CacheHits,
+    Deferred,
+    Batches,
+    PassthroughEvents,
+    PassthroughInvalidId,
+    PassthroughSignaturesChecked,
+    PassthroughInvalidSignature,
+    Dropped(DropReason),
+}
+
+impl Stat {
+    fn of(self, c: &Counters) -> &AtomicU64 {
+        match self {
+            Stat::Received => &c.received,
+            Stat::Delivered => &c.delivered,
+            Stat::SignaturesChecked => &c.signatures_checked,
+            Stat::CacheHits => &c.cache_hits,
+            Stat::Deferred => &c.deferred,
+            Stat::Batches => &c.batches,
+            Stat::PassthroughEvents => &c.passthrough_events,
+            Stat::PassthroughInvalidId => &c.passthrough_invalid_id,
+            Stat::PassthroughSignaturesChecked => &c.passthrough_signatures_checked,
+            Stat::PassthroughInvalidSignature => &c.passthrough_invalid_signature,
+            Stat::Dropped(r) => &c.dropped[reason_index(r)],
+        }
+    }
+
+    /// Forged: attributed to the relay by [`TapStats::forged`].
+    fn is_forged(self) -> bool {
+        matches!(
+            self,
+            Stat::PassthroughInvalidId
+                | Stat::PassthroughInvalidSignature
+                | Stat::Dropped(DropReason::InvalidId | DropReason::InvalidSignature)
+        )
+    }
 }
 
 fn reason_index(r: DropReason) -> usize {
@@ -241,6 +334,10 @@ struct Shared {
     /// Registered subscriptions.
     routes: Mutex<HashMap<SubscriptionId, mpsc::Sender<TapEvent>>>,
     counters: Counters,
+    /// The same counters per relay URL (every connection to that URL adds to one entry).
+    relays: Mutex<HashMap<RelayUrl, Arc<Counters>>>,
+    /// Forged events attributed so far (all relays): watchers wake on every change.
+    forged: watch::Sender<u64>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -250,8 +347,21 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Shared {
-    fn count(&self, r: DropReason, n: u64) {
-        self.counters.dropped[reason_index(r)].fetch_add(n, Ordering::Relaxed);
+    /// The counters of `url`'s connections (created on first use).
+    fn relay_counters(&self, url: &RelayUrl) -> Arc<Counters> {
+        lock(&self.relays).entry(url.clone()).or_default().clone()
+    }
+
+    /// Adds `n` to one counter, in the tap's totals and in `relay`'s.
+    pub(crate) fn add(&self, relay: &Counters, stat: Stat, n: u64) {
+        if n == 0 {
+            return;
+        }
+        stat.of(&self.counters).fetch_add(n, Ordering::Relaxed);
+        stat.of(relay).fetch_add(n, Ordering::Relaxed);
+        if stat.is_forged() {
+            self.forged.send_modify(|v| *v += n);
+        }
     }
 }
 
@@ -321,6 +431,8 @@ impl<T> BatchVerifyTransport<T> {
                     cache,
                     routes: Mutex::new(HashMap::new()),
                     counters: Counters::default(),
+                    relays: Mutex::new(HashMap::new()),
+                    forged: watch::channel(0).0,
                 }),
             },
         }
@@ -365,30 +477,41 @@ impl TapHandle {
         lock(&self.shared.routes).remove(id);
     }
 
-    /// A snapshot of the counters.
+    /// `true` while subscription `id` has a route: a [`crate::VerifiedClient`] subscription
+    /// is open (an auto-closing one unregisters when it has closed on every relay).
+    pub fn is_registered(&self, id: &SubscriptionId) -> bool {
+        lock(&self.shared.routes).contains_key(id)
+    }
+
+    /// A snapshot of the counters (all connections).
     pub fn stats(&self) -> TapStats {
-        let c = &self.shared.counters;
-        let d = |r: DropReason| c.dropped[reason_index(r)].load(Ordering::Relaxed);
-        TapStats {
-            delivered: c.delivered.load(Ordering::Relaxed),
-            signatures_checked: c.signatures_checked.load(Ordering::Relaxed),
-            cache_hits: c.cache_hits.load(Ordering::Relaxed),
-            deferred: c.deferred.load(Ordering::Relaxed),
-            batches: c.batches.load(Ordering::Relaxed),
-            passthrough_invalid_id: c.passthrough_invalid_id.load(Ordering::Relaxed),
-            passthrough_signatures_checked: c
-                .passthrough_signatures_checked
-                .load(Ordering::Relaxed),
-            passthrough_invalid_signature: c.passthrough_invalid_signature.load(Ordering::Relaxed),
-            message_too_large: d(DropReason::MessageTooLarge),
-            unparsable: d(DropReason::Unparsable),
-            event_too_large: d(DropReason::EventTooLarge),
-            too_many_tags: d(DropReason::TooManyTags),
-            expired: d(DropReason::Expired),
-            invalid_id: d(DropReason::InvalidId),
-            invalid_signature: d(DropReason::InvalidSignature),
-            unrouted: d(DropReason::Unrouted),
-        }
+        self.shared.counters.snapshot()
+    }
+
+    /// The counters per relay URL: what each relay sent on the tap's connections (events
+    /// received, delivered, dropped by reason, forged, pass-through frames). Every connection
+    /// to the same URL (reconnects included) adds to one entry; the entries add up to
+    /// [`stats`](Self::stats).
+    pub fn relay_stats(&self) -> HashMap<RelayUrl, TapStats> {
+        lock(&self.shared.relays)
+            .iter()
+            .map(|(u, c)| (u.clone(), c.snapshot()))
+            .collect()
+    }
+
+    /// The counters of one relay URL (all zero if it never connected through the tap).
+    pub fn relay_stats_for(&self, url: &RelayUrl) -> TapStats {
+        lock(&self.shared.relays)
+            .get(url)
+            .map(|c| c.snapshot())
+            .unwrap_or_default()
+    }
+
+    /// A watch on the number of forged events (invalid id or signature, [`TapStats::forged`])
+    /// attributed to any relay so far: it changes every time one is counted. Look up which
+    /// relay in [`relay_stats`](Self::relay_stats).
+    pub fn forged_events(&self) -> watch::Receiver<u64> {
+        self.shared.forged.subscribe()
     }
 
     /// Empties the verified cache (the next copy of every event is signature-checked again).
@@ -401,7 +524,8 @@ impl TapHandle {
     /// Wraps an already-connected transport stream (what [`WebSocketTransport::connect`] does
     /// with the inner transport's stream). Public so other transports can reuse the tap.
     pub fn wrap_stream(&self, relay_url: RelayUrl, inner: WebSocketStream) -> TapStream {
-        TapStream::new(inner, self.shared.clone(), relay_url)
+        let relay = self.shared.relay_counters(&relay_url);
+        TapStream::new(inner, self.shared.clone(), relay_url, relay)
     }
 }
 

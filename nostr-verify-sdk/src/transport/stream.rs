@@ -5,7 +5,6 @@
 use std::collections::VecDeque;
 use std::fmt;
 use std::pin::Pin;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
@@ -20,7 +19,7 @@ use tokio_util::sync::PollSender;
 
 use super::cache::{id_matches, key, Class, Forwarded, Resolve};
 use super::scan::{event_object, needs_full_parse, scan_head, trim_json, Head};
-use super::{lock, DropReason, Shared, TapEvent};
+use super::{lock, Counters, DropReason, Shared, Stat, TapEvent};
 
 /// One entry of the per-connection output queue, in wire order.
 enum Slot {
@@ -35,6 +34,8 @@ pub struct TapStream {
     inner: WebSocketStream,
     shared: Arc<Shared>,
     relay_url: RelayUrl,
+    /// This relay's counters (shared by every connection to its URL).
+    relay: Arc<Counters>,
     /// Parsed, not yet verified events of our subscriptions.
     pending: Vec<(mpsc::Sender<TapEvent>, SubscriptionId, Event)>,
     /// Verified results waiting for channel capacity, in wire order.
@@ -66,11 +67,17 @@ enum Intercept {
 }
 
 impl TapStream {
-    pub(super) fn new(inner: WebSocketStream, shared: Arc<Shared>, relay_url: RelayUrl) -> Self {
+    pub(super) fn new(
+        inner: WebSocketStream,
+        shared: Arc<Shared>,
+        relay_url: RelayUrl,
+        relay: Arc<Counters>,
+    ) -> Self {
         TapStream {
             inner,
             shared,
             relay_url,
+            relay,
             pending: Vec::new(),
             out: VecDeque::new(),
             held: None,
@@ -78,6 +85,11 @@ impl TapStream {
             sender: None,
             disconnect_sent: false,
         }
+    }
+
+    /// Adds `n` to a counter, for the tap and for this relay.
+    fn add(&self, stat: Stat, n: u64) {
+        self.shared.add(&self.relay, stat, n);
     }
 
     fn route(&self, id: &SubscriptionId) -> Option<mpsc::Sender<TapEvent>> {
@@ -99,17 +111,26 @@ impl TapStream {
         };
         if !ours {
             if let Head::Event(_, after) = head {
-                if self.shared.opts.check_passthrough_ids {
-                    return self.guard_passthrough(trimmed, after);
+                let verdict = if self.shared.opts.check_passthrough_ids {
+                    self.guard_passthrough(trimmed, after)
+                } else {
+                    Intercept::Forward
+                };
+                if let Intercept::Forward = verdict {
+                    self.add(Stat::PassthroughEvents, 1);
                 }
+                return verdict;
             }
             return Intercept::Forward;
         }
         let is_event = matches!(head, Head::Event(..));
+        if is_event {
+            self.add(Stat::Received, 1);
+        }
         let max = self.shared.opts.limits.messages.max_size;
         if max.is_some_and(|m| trimmed.len() > m as usize) {
             if is_event {
-                self.shared.count(DropReason::MessageTooLarge, 1);
+                self.add(Stat::Dropped(DropReason::MessageTooLarge), 1);
                 return Intercept::Consumed;
             }
             return Intercept::Forward; // the SDK rejects it the same way
@@ -121,13 +142,13 @@ impl TapStream {
             if !object.is_some_and(needs_full_parse) {
                 let parsed = object.and_then(|o| Event::from_json(o).ok());
                 let Some(event) = parsed else {
-                    self.shared.count(DropReason::Unparsable, 1);
+                    self.add(Stat::Dropped(DropReason::Unparsable), 1);
                     return Intercept::Consumed;
                 };
                 let sub = SubscriptionId::new(id);
                 match self.route(&sub) {
                     Some(tx) => self.pending.push((tx, sub, event)),
-                    None => self.shared.count(DropReason::Unrouted, 1),
+                    None => self.add(Stat::Dropped(DropReason::Unrouted), 1),
                 }
                 return Intercept::Consumed;
             }
@@ -143,7 +164,14 @@ impl TapStream {
             } => {
                 if !self.owns(subscription_id.as_str()) {
                     // An escaped id that is not ours after all.
-                    return self.guard_parsed(&event);
+                    let verdict = self.guard_parsed(&event);
+                    if let Intercept::Forward = verdict {
+                        self.add(Stat::PassthroughEvents, 1);
+                    }
+                    return verdict;
+                }
+                if !is_event {
+                    self.add(Stat::Received, 1); // an escaped id: not counted above
                 }
                 let sub = subscription_id.into_owned();
                 match self.route(&sub) {
@@ -152,7 +180,7 @@ impl TapStream {
                         Intercept::Consumed
                     }
                     None => {
-                        self.shared.count(DropReason::Unrouted, 1);
+                        self.add(Stat::Dropped(DropReason::Unrouted), 1);
                         Intercept::Consumed
                     }
                 }
@@ -210,10 +238,7 @@ impl TapStream {
             return Intercept::Forward;
         }
         if !id_matches(event) {
-            shared
-                .counters
-                .passthrough_invalid_id
-                .fetch_add(1, Ordering::Relaxed);
+            self.add(Stat::PassthroughInvalidId, 1);
             return Intercept::Consumed;
         }
         let (id, sig) = key(event);
@@ -222,18 +247,12 @@ impl TapStream {
             Forwarded::Other => {}
         }
         // Other signature bytes than the ones forwarded for this id: check them here.
-        shared
-            .counters
-            .passthrough_signatures_checked
-            .fetch_add(1, Ordering::Relaxed);
+        self.add(Stat::PassthroughSignaturesChecked, 1);
         if std::slice::from_ref(event).verify_batch()[0] == Verdict::Valid {
             shared.cache.forward(id, sig);
             Intercept::Forward
         } else {
-            shared
-                .counters
-                .passthrough_invalid_signature
-                .fetch_add(1, Ordering::Relaxed);
+            self.add(Stat::PassthroughInvalidSignature, 1);
             Intercept::Consumed
         }
     }
@@ -263,7 +282,7 @@ impl TapStream {
             return;
         }
         let shared = self.shared.clone();
-        shared.counters.batches.fetch_add(1, Ordering::Relaxed);
+        self.add(Stat::Batches, 1);
         let pending = std::mem::take(&mut self.pending);
 
         let (class, claimed_n) = shared
@@ -271,7 +290,7 @@ impl TapStream {
             .classify(pending.iter().map(|(_, _, ev)| ev), |ev| {
                 match self.precheck(ev) {
                     Some(r) => {
-                        shared.count(r, 1);
+                        self.add(Stat::Dropped(r), 1);
                         true
                     }
                     None => false,
@@ -303,10 +322,7 @@ impl TapStream {
             .iter()
             .filter(|v| **v != Verdict::InvalidId)
             .count();
-        shared
-            .counters
-            .signatures_checked
-            .fetch_add(sig_checked as u64, Ordering::Relaxed);
+        self.add(Stat::SignaturesChecked, sig_checked as u64);
 
         // Publish results and release the claims, waking deferred copies.
         shared.cache.publish(&claimed, &verdicts);
@@ -322,7 +338,7 @@ impl TapStream {
                     }
                 }
                 (Class::Hit, Some((tx, sub, ev))) => {
-                    shared.counters.cache_hits.fetch_add(1, Ordering::Relaxed);
+                    self.add(Stat::CacheHits, 1);
                     let v = if id_matches(&ev) {
                         Verdict::Valid
                     } else {
@@ -331,7 +347,7 @@ impl TapStream {
                     self.push_verdict(tx, sub, Box::new(ev), v);
                 }
                 (Class::Deferred, Some((tx, sub, ev))) => {
-                    shared.counters.deferred.fetch_add(1, Ordering::Relaxed);
+                    self.add(Stat::Deferred, 1);
                     self.out.push_back(Slot::Deferred(tx, sub, Box::new(ev)));
                 }
                 (_, None) => {}
@@ -355,8 +371,8 @@ impl TapStream {
                     event,
                 },
             )),
-            Verdict::InvalidId => self.shared.count(DropReason::InvalidId, 1),
-            Verdict::InvalidSignature => self.shared.count(DropReason::InvalidSignature, 1),
+            Verdict::InvalidId => self.add(Stat::Dropped(DropReason::InvalidId), 1),
+            Verdict::InvalidSignature => self.add(Stat::Dropped(DropReason::InvalidSignature), 1),
         }
     }
 
@@ -376,10 +392,7 @@ impl TapStream {
             return Poll::Ready(());
         };
         let verdict = if cached {
-            self.shared
-                .counters
-                .cache_hits
-                .fetch_add(1, Ordering::Relaxed);
+            self.add(Stat::CacheHits, 1);
             if id_matches(&ev) {
                 Verdict::Valid
             } else {
@@ -388,10 +401,7 @@ impl TapStream {
         } else {
             let v = std::slice::from_ref(ev.as_ref()).verify_batch()[0];
             if v != Verdict::InvalidId {
-                self.shared
-                    .counters
-                    .signatures_checked
-                    .fetch_add(1, Ordering::Relaxed);
+                self.add(Stat::SignaturesChecked, 1);
             }
             self.shared.cache.publish_one(&k, v == Verdict::Valid);
             v
@@ -406,8 +416,8 @@ impl TapStream {
                     event: ev,
                 },
             )),
-            Verdict::InvalidId => self.shared.count(DropReason::InvalidId, 1),
-            Verdict::InvalidSignature => self.shared.count(DropReason::InvalidSignature, 1),
+            Verdict::InvalidId => self.add(Stat::Dropped(DropReason::InvalidId), 1),
+            Verdict::InvalidSignature => self.add(Stat::Dropped(DropReason::InvalidSignature), 1),
         }
         Poll::Ready(())
     }
@@ -440,7 +450,7 @@ impl TapStream {
                 Poll::Ready(Err(_)) => {
                     // Receiver gone: drop the item.
                     if let Some(Slot::Ready(_, TapEvent::Event { .. })) = self.out.pop_front() {
-                        self.shared.count(DropReason::Unrouted, 1);
+                        self.add(Stat::Dropped(DropReason::Unrouted), 1);
                     }
                     self.sender = None;
                 }
@@ -449,13 +459,10 @@ impl TapStream {
                         let is_event = matches!(item, TapEvent::Event { .. });
                         match sender.send_item(item) {
                             Ok(()) if is_event => {
-                                self.shared
-                                    .counters
-                                    .delivered
-                                    .fetch_add(1, Ordering::Relaxed);
+                                self.add(Stat::Delivered, 1);
                             }
                             Ok(()) => {}
-                            Err(_) if is_event => self.shared.count(DropReason::Unrouted, 1),
+                            Err(_) if is_event => self.add(Stat::Dropped(DropReason::Unrouted), 1),
                             Err(_) => {}
                         }
                     }

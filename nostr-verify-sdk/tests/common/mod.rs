@@ -131,3 +131,65 @@ pub fn ids<'a>(events: impl IntoIterator<Item = &'a Event>) -> Vec<EventId> {
     v.sort();
     v
 }
+
+/// How a [`FakeRelay`] answers a NIP-77 `NEG-OPEN`.
+#[derive(Debug, Clone, Copy)]
+pub enum NegAnswer {
+    /// Never (a relay that ignores unknown commands).
+    Silent,
+    /// `NOTICE` "ERROR: bad msg: unknown cmd" (what relays without NIP-77 say).
+    Notice,
+}
+
+/// A bare WebSocket server on 127.0.0.1 that speaks just enough NIP-01 for the SDK (EOSE for
+/// every REQ, no events) and no negentropy: nostr-relay-builder's `LocalRelay` always answers
+/// NEG-OPEN. Dropping it stops accepting.
+pub struct FakeRelay {
+    pub url: RelayUrl,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for FakeRelay {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl FakeRelay {
+    pub async fn start(neg: NegAnswer) -> Self {
+        use futures::{SinkExt, StreamExt};
+        use tokio_tungstenite::tungstenite::Message;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = RelayUrl::parse(&format!("ws://{}", listener.local_addr().unwrap())).unwrap();
+        let task = tokio::spawn(async move {
+            while let Ok((tcp, _)) = listener.accept().await {
+                tokio::spawn(async move {
+                    let Ok(mut ws) = tokio_tungstenite::accept_async(tcp).await else {
+                        return;
+                    };
+                    while let Some(Ok(msg)) = ws.next().await {
+                        let Message::Text(text) = msg else { continue };
+                        let Ok(v) = serde_json::from_str::<serde_json::Value>(text.as_str()) else {
+                            continue;
+                        };
+                        let (cmd, sub) = (v[0].as_str().unwrap_or(""), v[1].clone());
+                        let reply = match (cmd, neg) {
+                            ("REQ", _) => Some(serde_json::json!(["EOSE", sub])),
+                            ("NEG-OPEN", NegAnswer::Notice) => Some(serde_json::json!([
+                                "NOTICE",
+                                "ERROR: bad msg: unknown cmd NEG-OPEN"
+                            ])),
+                            _ => None,
+                        };
+                        if let Some(r) = reply {
+                            if ws.send(Message::text(r.to_string())).await.is_err() {
+                                return;
+                            }
+                        }
+                    }
+                });
+            }
+        });
+        FakeRelay { url, task }
+    }
+}
