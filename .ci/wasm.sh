@@ -79,9 +79,10 @@ for flavor in node web; do
 done
 for t in "$packs"/nostr-verify-wasm-[0-9]*.tgz "$packs"/nostr-verify-wasm-web-[0-9]*.tgz; do
   [ -f "$t" ] || die "npm pack: $t missing"
+  listing=$(tar -tzf "$t") # whole, not piped into grep -q (pipefail and SIGPIPE)
   for f in index.js index.d.ts tap.js tap.d.ts tap-worker.js nostr_verify_wasm.js \
     nostr_verify_wasm.d.ts nostr_verify_wasm_bg.wasm README.md LICENSE package.json; do
-    tar -tzf "$t" | grep -qx "package/$f" || die "npm pack: $(basename "$t") lacks $f"
+    grep -qx "package/$f" <<<"$listing" || die "npm pack: $(basename "$t") lacks $f"
   done
 done
 (cd "$packs/try" && echo '{"name":"try","private":true}' >package.json &&
