@@ -95,7 +95,8 @@ export async function runFetch({ runner, relays, check, timeoutS, hooks }) {
   const watchdog = setInterval(() => {
     const now = performance.now();
     if (now - t0 > timeoutS * 1000) close(`timeout (${timeoutS} s)`);
-    else if (!Number.isNaN(eoseAt) && now - Math.max(eoseAt, lastProgress) > 5000) close("completion without every event");
+    // The library said it was complete and nothing came for 5 s: it dropped the rest.
+    else if (!Number.isNaN(eoseAt) && now - Math.max(eoseAt, lastProgress) > 5000) close("the library completed without every event");
   }, 250);
   try {
     await runner.fetch(relays, { kinds: [1] }, sink);
