@@ -78,7 +78,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("line {no}: {what}");
     }
     println!(
-        "{} events: {valid} valid, {bad_id} invalid id, {bad_sig} invalid signature, \
+        "{} lines: {valid} valid, {bad_id} invalid id, {bad_sig} invalid signature, \
          {unparseable} unparseable; verify_batch took {:.2} ms",
         events.len() + unparseable,
         took.as_secs_f64() * 1e3,
