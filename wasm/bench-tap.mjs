@@ -27,7 +27,7 @@
 //   bash wasm/build.sh && (cd wasm/clients && npm ci)
 //   node wasm/bench-tap.mjs                                  # node, 10,000 events, 3 repeats
 //   node wasm/bench-tap.mjs --engine chromium                # headless Chromium
-//   node wasm/bench-tap.mjs --engine both --events 500 --repeats 1    # CI's short run
+//   node wasm/bench-tap.mjs --engine both --events 300 --repeats 1    # CI's short run (.ci/wasm.sh)
 //
 // Options: --engine node|chromium|both (node) --events N (10000) --authors N (50)
 // --repeats N (3) --libraries a,b (all of nostr-tools,ndk,rx-nostr,nostr-fetch,applesauce,
@@ -95,7 +95,8 @@ function parseArgs(argv) {
     else if (a === "--node-args") o.nodeArgs = val().split(" ").filter(Boolean);
     else if (a === "--child") o.child = val();
     else if (a === "--help" || a === "-h") {
-      console.log(readFileSync(fileURLToPath(import.meta.url), "utf8").split("\n").filter((l) => l.startsWith("//")).join("\n"));
+      const lines = readFileSync(fileURLToPath(import.meta.url), "utf8").split("\n").slice(1);
+      console.log(lines.slice(0, lines.findIndex((l) => !l.startsWith("//"))).join("\n"));
       process.exit(0);
     } else die(`unknown option ${a} (--help)`);
   }
@@ -107,7 +108,7 @@ function parseArgs(argv) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The events: signed once per (seed, events, authors, forged), cached.
+// The events: signed once per (seed, events, authors), the forged ones per count, cached.
 
 const utf8 = new TextEncoder();
 const WORDS = ("the a relay note zap client key event sign verify batch wasm worker socket fetch pool subscription " +
