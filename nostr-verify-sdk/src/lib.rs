@@ -9,14 +9,20 @@
 //!   id together with the signature bytes, shared across connections) and drops invalid
 //!   events, counting them by reason;
 //! * [`VerifiedClient`]: a `Client` wrapper (derefs to it) whose `fetch_events`,
-//!   `stream_events`, `subscribe` and `notifications` deliver through the tap with the SDK's
-//!   semantics (exit policies, timeouts, de-duplication, database saves, notifications).
+//!   `stream_events`, `subscribe` (long-lived, or auto-closing with [`AutoCloseOptions`]),
+//!   `sync` / `sync_with` (NIP-77 negentropy, [`VerifiedSyncOptions`]) and `notifications`
+//!   deliver through the tap with the SDK's semantics (exit policies, timeouts,
+//!   de-duplication, database saves, notifications); in gossip mode the relay lists a call
+//!   needs are fetched through the tap first; relays that send forged events are counted
+//!   ([`TapHandle::relay_stats`]) and optionally disconnected or banned
+//!   ([`ForgedEventPolicy`]).
 //!
 //! **What the SDK still does:** connections and reconnects, REQ/CLOSE, EOSE and timeout
-//! handling, NIP-42 auth, gossip routing, publishing, and every subscription it opens itself
-//! (those stay on the SDK's one-at-a-time path; the tap recomputes their ids and checks a
-//! copy's signature when its bytes differ from the ones forwarded before for that id, see
-//! [`TapOptions::check_passthrough_ids`]).
+//! handling, NIP-42 auth, gossip routing, publishing, the negentropy reconciliation itself and
+//! `Up` transfers, and every subscription it opens itself (`Client`'s own methods through
+//! `Deref`: those stay on the SDK's one-at-a-time path; the tap recomputes their ids and
+//! checks a copy's signature when its bytes differ from the ones forwarded before for that
+//! id, see [`TapOptions::check_passthrough_ids`]).
 //!
 //! # Switching a client over
 //! ```no_run
