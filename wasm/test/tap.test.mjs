@@ -274,3 +274,41 @@ for (const worker of [true, false]) {
     await assert.rejects(bv.verify(random[0]), /closed/);
   });
 }
+
+test("a copy of an event from a second socket takes the first one's verdict; a forged copy does not", async () => {
+  const events = randomBatch(120, 6, 0, 18);
+  const forged = events.slice(0, 10).map((e) => ({ ...e, content: "forged" }));
+  const server = await serve((ws) => {
+    ws.on("message", (m) => {
+      const sub = JSON.parse(m)[1];
+      for (const e of [...forged, ...events]) ws.send(frame(e, sub));
+      ws.send(JSON.stringify(["EOSE", sub]));
+    });
+  });
+  const tap = tapWebSocket(WS, { maxBatch: 32 });
+  const want = events.map((e) => frame(e));
+  // Sub ids: plain, and one with an escape (not the fast path: verified again, same verdicts).
+  const subs = ["a", "b", 'q\\"x'];
+  const runs = await Promise.all(
+    subs.map((sub) =>
+      record(tap, server.url, {
+        onOpen: (s) => s.send(JSON.stringify(["REQ", JSON.parse(`"${sub}"`), {}])),
+        stop: (ev) => ev.data.startsWith('["EOSE"'),
+      }),
+    ),
+  );
+  runs.forEach(({ viaProperty }, i) => {
+    const sub = JSON.parse(`"${subs[i]}"`);
+    const got = viaProperty.filter((x) => x.startsWith('["EVENT"'));
+    assert.deepEqual(got, events.map((e) => frame(e, sub)), `socket ${i}: every valid event, in order`);
+    assert.equal(viaProperty.at(-2), JSON.stringify(["EOSE", sub]));
+  });
+  const st = tap.stats();
+  assert.ok(st.copies >= want.length, `copies ${st.copies}`);
+  const r = st.relays[server.url];
+  assert.equal(r.dropped.invalidId, 3 * forged.length, "every forged copy dropped on every socket");
+  assert.equal(r.delivered, 3 * events.length);
+  assert.ok(st.maxVerdictMs <= st.maxLatencyMs + 1e-6 || st.maxLatencyMs === 0, JSON.stringify(st));
+  await tap.close();
+  await server.close();
+});

@@ -21,11 +21,23 @@ for flavor in node web; do
   { echo "$head"; echo "$prelude"; cat "$here/work.js" "$here/worker-$flavor.js"; } >"$out/tap-worker.js"
   cp "$here/tap.d.ts" "$out/tap.d.ts"
   if [ $flavor = node ]; then
-    cat >"$out/index.js" <<'JS'
-"use strict";
-// nostr-verify-wasm: the module's functions and classes, and the WebSocket tap.
-module.exports = { ...require("./nostr_verify_wasm.js"), ...require("./tap.js") };
-JS
+    # The module's exports as getters that load it on first use: an app that only taps its
+    # sockets never compiles the module on the main thread (the worker does).
+    names=$(sed -n 's/^exports\.\([A-Za-z_$][A-Za-z0-9_$]*\) = .*/\1/p' "$out/nostr_verify_wasm.js" | sort -u | tr '\n' ' ')
+    [ -n "$names" ] || { echo "assemble.sh: no exports found in $out/nostr_verify_wasm.js" >&2; exit 1; }
+    {
+      echo '"use strict";'
+      echo '// nostr-verify-wasm: the module'"'"'s functions and classes (loaded on first use), and the'
+      echo '// WebSocket tap.'
+      echo 'const tap = require("./tap.js");'
+      echo 'let wasm = null;'
+      echo 'const load = () => (wasm ??= require("./nostr_verify_wasm.js"));'
+      echo "for (const name of \"$names\".trim().split(\" \")) {"
+      echo '  Object.defineProperty(exports, name, { enumerable: true, get: () => load()[name] });'
+      echo '}'
+      echo 'exports.tapWebSocket = tap.tapWebSocket;'
+      echo 'exports.createBatchVerifier = tap.createBatchVerifier;'
+    } >"$out/index.js"
     cat >"$out/index.d.ts" <<'TS'
 export * from "./nostr_verify_wasm";
 export * from "./tap";

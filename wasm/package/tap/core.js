@@ -38,6 +38,21 @@ function emitterCall(type, fn, ev) {
   else fn();
 }
 
+// The event part of a frame written the common way, `["EVENT","<sub>",<event>]` with a sub id
+// without escapes: the text after the sub id, without the closing bracket. "" for any other
+// spelling. Two frames with the same event text get the same verdict whatever their sub ids.
+function eventText(f) {
+  if (!f.startsWith('["EVENT","')) return "";
+  const q = f.indexOf('"', 10);
+  if (q < 0 || f.charCodeAt(q + 1) !== 44 || f.charCodeAt(f.length - 1) !== 93) return "";
+  if (f.lastIndexOf("\\", q) >= 10) return "";
+  return f.slice(q + 2, f.length - 1);
+}
+
+// How many valid event texts a tap remembers, so that the copy of an event from a second relay
+// gets its verdict without going to the verifier (about 2.5 MB for notes of 600 bytes).
+const RECENT_TEXTS = 4096;
+
 // A set of strings holding at least `capacity / 2` and at most `capacity` of the newest.
 class RecentSet {
   constructor(capacity) {
@@ -158,14 +173,14 @@ class Engine {
     for (const call of pending) this.runInline(call);
   }
 
-  request(kind, items, extra) {
+  request(kind, items, extra, transfer) {
     return new Promise((done, fail) => {
       const call = { id: this.nextId++, kind, items, extra, done, fail };
       if (this.mode === "worker" && this.worker) {
         this.calls.set(call.id, call);
         if (this.calls.size === 1) this.worker.ref();
         try {
-          this.worker.post(Object.assign({ id: call.id, kind, items }, extra));
+          this.worker.post(Object.assign({ id: call.id, kind, items }, extra), transfer || []);
         } catch (e) {
           this.calls.delete(call.id);
           this.idle();
@@ -278,7 +293,21 @@ function tapWebSocket(WebSocketImpl, options) {
   const delivered = new RecentSet(remember);
   const sockets = new Set();
   const relays = new Map();
-  const totals = { batches: 0, verified: 0, maxBatchSize: 0, maxLatencyMs: 0, discarded: 0, unverified: 0 };
+  const totals = {
+    batches: 0,
+    verified: 0,
+    copies: 0,
+    maxBatchSize: 0,
+    maxLatencyMs: 0,
+    maxVerdictMs: 0,
+    discarded: 0,
+    unverified: 0,
+  };
+  // Valid event texts seen lately -> their delivered key; texts on their way to the verifier ->
+  // the entry that carries them (copies wait for its verdict instead of being verified again).
+  const recentValid = new Map();
+  const inProgress = new Map();
+  let batchStamp = 0; // when the first frame of the batch being gathered arrived
   let pending = []; // EVENT entries not yet sent, of every socket
   let inFlight = 0;
   let closed = false;
@@ -310,9 +339,14 @@ function tapWebSocket(WebSocketImpl, options) {
     totals.batches++;
     totals.verified += batch.length;
     if (batch.length > totals.maxBatchSize) totals.maxBatchSize = batch.length;
-    const frames = new Array(batch.length);
-    for (let i = 0; i < batch.length; i++) frames[i] = batch[i].data;
-    engine.request("frames", frames, { seeds: seedList }).then(
+    const ends = new Uint32Array(batch.length);
+    let joined = "";
+    for (let i = 0; i < batch.length; i++) {
+      joined += batch[i].data;
+      ends[i] = joined.length;
+    }
+    // Not transferred: a worker that fails hands the request, ends included, to the inline engine.
+    engine.request("frames", { joined, ends }, { seeds: seedList }).then(
       (reply) => settle(batch, reply.codes, reply.keys),
       () => settle(batch, null, null),
     );
@@ -320,6 +354,10 @@ function tapWebSocket(WebSocketImpl, options) {
 
   function settle(batch, codes, keys) {
     inFlight--;
+    if (batch.length > 0) {
+      const ms = platform.now() - batch[0].t0;
+      if (ms > totals.maxVerdictMs) totals.maxVerdictMs = ms;
+    }
     const touched = new Set();
     for (let i = 0; i < batch.length; i++) {
       const e = batch[i];
@@ -327,6 +365,20 @@ function tapWebSocket(WebSocketImpl, options) {
       e.code = codes ? codes[i] : -1;
       e.key = keys ? keys[i] : "";
       touched.add(e.sock);
+      if (e.text !== "") {
+        inProgress.delete(e.text);
+        if (e.code === VERDICT_VALID) {
+          if (recentValid.size >= RECENT_TEXTS) recentValid.delete(recentValid.keys().next().value);
+          recentValid.set(e.text, e.key);
+        }
+        if (e.twins !== null) {
+          for (const t of e.twins) {
+            t.code = e.code;
+            t.key = e.key;
+            touched.add(t.sock);
+          }
+        }
+      }
     }
     for (const s of touched) s._drain();
     // Frames that came while this batch was out have waited long enough: send them now.
@@ -426,8 +478,30 @@ function tapWebSocket(WebSocketImpl, options) {
       this._stats.frames++;
       if (typeof data === "string" && isEventFrame(data)) {
         this._stats.events++;
-        const e = { t: ENTRY_EVENT, sock: this, data, t0: platform.now(), code: 0, key: "" };
+        // One timestamp a batch (the first frame's): latencies are measured from it.
+        if (pending.length === 0) batchStamp = platform.now();
+        const text = eventText(data);
+        const e = { t: ENTRY_EVENT, sock: this, data, text, t0: batchStamp, code: 0, key: "", twins: null };
         this._queue.push(e);
+        if (text !== "") {
+          // A copy of an event verified lately (from another relay): its verdict is known.
+          const key = recentValid.get(text);
+          if (key !== undefined) {
+            totals.copies++;
+            e.code = VERDICT_VALID;
+            e.key = key;
+            this._drain();
+            return;
+          }
+          // A copy of one on its way to the verifier: it takes that one's verdict.
+          const first = inProgress.get(text);
+          if (first !== undefined) {
+            totals.copies++;
+            (first.twins ??= []).push(e);
+            return;
+          }
+          inProgress.set(text, e);
+        }
         pending.push(e);
         if (pending.length >= maxBatch) flush();
         else schedule();
@@ -573,7 +647,9 @@ function tapWebSocket(WebSocketImpl, options) {
         batches: totals.batches,
         verified: totals.verified,
         maxBatchSize: totals.maxBatchSize,
+        copies: totals.copies,
         maxLatencyMs: totals.maxLatencyMs,
+        maxVerdictMs: totals.maxVerdictMs,
         pending: pending.length + inFlight,
         discarded: totals.discarded,
         unverified: totals.unverified,

@@ -7,7 +7,7 @@ const platform = {
     const w = new Worker(url ? url : require("node:path").join(__dirname, "tap-worker.js"));
     let failed = null;
     return {
-      post: (msg) => w.postMessage(msg),
+      post: (msg, transfer) => w.postMessage(msg, transfer),
       onMessage: (cb) => w.on("message", cb),
       onError(cb) {
         failed = cb;

@@ -58,7 +58,14 @@ export interface TapStats {
   verified: number;
   /** The largest batch. */
   maxBatchSize: number;
-  /** The longest time an event waited between its arrival and its delivery (ms). */
+  /** EVENT frames that were copies of an event verified lately or on its way (the same event
+   * from another relay): they took that verdict without a second verification. */
+  copies: number;
+  /** The longest time from the arrival of a batch's first frame to its verdicts (ms): the
+   * tap's own delay. */
+  maxVerdictMs: number;
+  /** The longest time an event waited between its arrival and its delivery (ms): the tap's
+   * delay plus the time the library spent on the frames dispatched before it. */
   maxLatencyMs: number;
   /** EVENT frames waiting for a verdict now. */
   pending: number;

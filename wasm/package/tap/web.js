@@ -30,7 +30,7 @@ const platform = {
     const w = new Worker(url ? url : new URL("./tap-worker.js", import.meta.url), { type: "module" });
     let failed = null;
     return {
-      post: (msg) => w.postMessage(msg),
+      post: (msg, transfer) => w.postMessage(msg, transfer),
       onMessage: (cb) => w.addEventListener("message", (e) => cb(e.data)),
       onError(cb) {
         failed = cb;

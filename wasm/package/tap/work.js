@@ -44,15 +44,21 @@ function deliveredKey(e, seeds) {
 function createWork(wasm) {
   const verifier = new wasm.Verifier(undefined, SEEN_CAPACITY);
   return {
-    // Raw text frames that start like ["EVENT", ...]: one verdict code each, and for each
-    // valid one the key (deliveredKey) the main thread remembers for tap.verifyEvent.
-    frames(frames, seeds) {
-      const n = frames.length;
+    // Raw text frames that start like ["EVENT", ...], joined into one string (`batch.joined`,
+    // frame i ending at `batch.ends[i]`: one copy to post, not one per frame): one verdict
+    // code each, and for each valid one the key (deliveredKey) the main thread remembers for
+    // tap.verifyEvent.
+    frames(batch, seeds) {
+      const { joined, ends } = batch;
+      const n = ends.length;
       const events = new Array(n);
+      let start = 0;
       for (let i = 0; i < n; i++) {
         let event = null;
+        const frame = joined.slice(start, ends[i]);
+        start = ends[i];
         try {
-          const m = JSON.parse(frames[i]);
+          const m = JSON.parse(frame);
           if (Array.isArray(m) && m.length >= 3 && m[0] === "EVENT" && typeof m[1] === "string") {
             event = m[2];
           }
