@@ -185,7 +185,8 @@ impl VerifiedClient {
     /// With a gossip store in the options, the filter's authors' outdated relay lists are
     /// fetched through the tap first, then the SDK's gossip routing picks the relays and runs
     /// the reconciliation (merged over relays: each missing id is asked of the relays that
-    /// reconciled, in turn).
+    /// reconciled, in turn). The routing is the SDK's, so an overall timeout that ends the
+    /// reconciliation there returns an empty `Output` (no relay listed as failed).
     ///
     /// Returns, like the SDK, the relays that reconciled (`success`), those that failed with
     /// the reason (`failed`: not connected, no negentropy support, initial or overall timeout,
