@@ -391,6 +391,9 @@ async function childRun(spec) {
   const recipes = await import(pathToFileURL(bundlePath));
   const WS = recipes.NodeWebSocket;
   const check = recipes.makeChecker(corpus);
+  // Start-up (the tap and its worker, warm-up included, or the library's own set-up such as
+  // nostr-wasm's init), reported apart from the measured window.
+  const boot = process.cpuUsage();
   let tap = null;
   if (variant === "tap") {
     const { tapWebSocket } = createRequire(join(pkgNode, "package.json"))("./tap.js");
@@ -400,6 +403,8 @@ async function childRun(spec) {
   const runner = await recipes.prepare(library, variant, { WebSocket: WS, tap });
   // Let the setup's leftovers (module compiles, worker start-up) settle before the window.
   await new Promise((ok) => setTimeout(ok, 200));
+  const bootCpu = process.cpuUsage(boot);
+  const startupCpuMs = (bootCpu.user + bootCpu.system) / 1000;
   let elu0, cpu0, main0, t0, threads0;
   let window = null;
   const hooks = {
@@ -434,7 +439,7 @@ async function childRun(spec) {
   } catch {
     // closing is not measured
   }
-  return { library, variant, engine: "node", ...window, ...out, tap: recipes.tapSummary(stats) };
+  return { library, variant, engine: "node", startupCpuMs, ...window, ...out, tap: recipes.tapSummary(stats) };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -586,7 +591,8 @@ async function inNode(o, corpus, relays, log, pkgs) {
     runs.push(r);
     const lat = r.tap ? `, tap max latency ${fmt(r.tap.maxLatencyMs)} ms` : "";
     process.stderr.write(`  node ${job.library}/${job.variant} #${job.repeat}: ${r.delivered}/${r.expected} in ${fmt(r.wallLastMs, 0)} ms, ` +
-      `main ${fmt(r.eluActiveMs, 0)} ms, process CPU ${fmt(r.processCpuMs, 0)} ms${lat} (${r.why})\n`);
+      `main ${fmt(r.eluActiveMs, 0)} ms, process CPU ${fmt(r.processCpuMs, 0)} ms${lat}` +
+        `${r.startupCpuMs !== undefined ? `, start-up CPU ${fmt(r.startupCpuMs, 0)} ms (before the window)` : ""} (${r.why})\n`);
   }
   return runs;
 }

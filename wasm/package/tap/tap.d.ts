@@ -98,7 +98,7 @@ export interface Tap {
   WebSocket: TapWebSocketClass;
   /** Synchronous: `true` only for an event the tap delivered: the same id and sig, and the
    * same fields under the id (compared through a keyed 64-bit fingerprint of the event's
-   * serialization, so a copy with altered content is refused); else the `fallback`'s answer,
+   * fields and sig, so a copy with altered content is refused); else the `fallback`'s answer,
    * by default `false`. For the libraries' own verification hooks. */
   verifyEvent(event: unknown, url?: string): boolean;
   /** The worker (or the inline module) is loaded. */

@@ -1,7 +1,11 @@
 // ---- worker-node.js: the tap's worker in node (worker_threads) ----
 const { parentPort } = require("node:worker_threads");
-const work = createWork(require("./nostr_verify_wasm.js"));
+const wasm = require("./nostr_verify_wasm.js");
+const work = createWork(wasm);
+// The engine's ping (tap.ready) is answered once warm; real requests are served meanwhile.
+const warm = warmUp(wasm).catch(() => undefined);
 parentPort.on("message", (m) => {
   const [reply, transfer] = handleRequest(work, m);
-  parentPort.postMessage(reply, transfer);
+  if (m.kind === "ping") warm.then(() => parentPort.postMessage(reply, transfer));
+  else parentPort.postMessage(reply, transfer);
 });
