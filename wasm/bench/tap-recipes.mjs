@@ -23,7 +23,9 @@ import { NostrFetcher } from "nostr-fetch";
 import { EventStore, mapEventsToStore } from "applesauce-core";
 import { RelayPool } from "applesauce-relay";
 export { makeChecker, runFetch, tapSummary } from "./tap-run.mjs";
-import { Pool, Socket, SocketEvent, SocketStatus, defaultSocketPolicies, request as welshmanRequest } from "@welshman/net";
+import { Pool, Socket, request as welshmanRequest } from "@welshman/net";
+// welshman's Socket on another WebSocket class: the recipe wasm/clients tests.
+import { welshmanSocket } from "../clients/harness.mjs";
 
 /** The libraries and their variants, in the order the tables show them. */
 export const LIBRARIES = {
@@ -198,44 +200,3 @@ const RECIPES = {
   },
 };
 
-/** Socket.open of @welshman/net 0.8.15 (src/socket.ts) on the class `WS`. */
-function welshmanSocket(url, WS) {
-  const socket = new Socket(url, defaultSocketPolicies);
-  socket.open = () => {
-    if (socket._ws) throw new Error("Attempted to open a websocket that has not been closed");
-    try {
-      socket._ws = new WS(socket.url);
-      socket.emit(SocketEvent.Status, SocketStatus.Opening, socket.url);
-      socket._ws.onopen = () => {
-        socket.emit(SocketEvent.Status, SocketStatus.Open, socket.url);
-        socket._sendQueue.start();
-      };
-      socket._ws.onerror = () => {
-        socket._ws = undefined;
-        socket._sendQueue.stop();
-        socket.emit(SocketEvent.Status, SocketStatus.Error, socket.url);
-      };
-      socket._ws.onclose = () => {
-        socket._ws = undefined;
-        socket._sendQueue.stop();
-        if (socket.status !== SocketStatus.Error) socket.emit(SocketEvent.Status, SocketStatus.Closed, socket.url);
-      };
-      socket._ws.onmessage = (event) => {
-        try {
-          const message = JSON.parse(event.data);
-          if (Array.isArray(message)) {
-            socket._recvQueue.push(message);
-            socket.emit(SocketEvent.Receiving, message, socket.url);
-          } else {
-            socket.emit(SocketEvent.Error, "Invalid message received", socket.url);
-          }
-        } catch {
-          socket.emit(SocketEvent.Error, "Invalid message received", socket.url);
-        }
-      };
-    } catch {
-      socket.emit(SocketEvent.Status, SocketStatus.Error, socket.url);
-    }
-  };
-  return socket;
-}

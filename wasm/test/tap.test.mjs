@@ -312,3 +312,11 @@ test("a copy of an event from a second socket takes the first one's verdict; a f
   await tap.close();
   await server.close();
 });
+
+test("a connection that fails gives error, then close, as the wrapped socket does", async () => {
+  const tap = tapWebSocket(WS);
+  const { viaProperty, viaListener } = await record(tap, "ws://127.0.0.1:1");
+  assert.deepEqual(viaProperty, ["error", "close:1006"]);
+  assert.deepEqual(viaListener, ["error", "close:1006"]);
+  await tap.close();
+});

@@ -6,7 +6,6 @@
 //   platform.loadInline()         Promise of the loaded wasm module (inline mode)
 //   platform.makeMessage(data)    a "message" Event with .data
 //   platform.makeClose(src)       a "close" Event with code, reason, wasClean copied from src
-//   platform.makeError(src)       an "error" Event with error and message copied from src
 
 const CONNECTING = 0;
 const OPEN = 1;
@@ -27,6 +26,17 @@ const MAX_IN_FLIGHT = 2;
 const EVENT_HEAD = /^\s*\[\s*"EVENT"\s*,/;
 function isEventFrame(s) {
   return s.startsWith('["EVENT",') || (s.length > 9 && EVENT_HEAD.test(s.slice(0, 64)));
+}
+
+// An "error" Event with the wrapped socket's error and message (neither engine's ErrorEvent
+// takes them from another event).
+function makeErrorEvent(src) {
+  const e = new Event("error");
+  Object.defineProperties(e, {
+    error: { value: src && src.error, enumerable: true },
+    message: { value: (src && src.message) || "WebSocket error", enumerable: true },
+  });
+  return e;
 }
 
 // The four WebSocket events, and how the `ws` package calls its emitter listeners for them.
@@ -582,7 +592,7 @@ function tapWebSocket(WebSocketImpl, options) {
           this.dispatchEvent(platform.makeMessage(e.data));
           return;
         case ENTRY_ERROR:
-          this.dispatchEvent(platform.makeError(e.ev));
+          this.dispatchEvent(makeErrorEvent(e.ev));
           return;
         default:
           this._closeDispatched = true;

@@ -34,14 +34,6 @@ const platform = {
     });
     return e;
   },
-  makeError(src) {
-    const e = new Event("error");
-    Object.defineProperties(e, {
-      error: { value: src && src.error, enumerable: true },
-      message: { value: (src && src.message) || "WebSocket error", enumerable: true },
-    });
-    return e;
-  },
 };
 
 module.exports = { tapWebSocket, createBatchVerifier };

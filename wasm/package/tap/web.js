@@ -58,14 +58,6 @@ const platform = {
       reason: src && src.reason !== undefined ? String(src.reason) : "",
       wasClean: !!(src && src.wasClean),
     }),
-  makeError(src) {
-    const e = new Event("error");
-    Object.defineProperties(e, {
-      error: { value: src && src.error, enumerable: true },
-      message: { value: (src && src.message) || "WebSocket error", enumerable: true },
-    });
-    return e;
-  },
 };
 
 export { tapWebSocket, createBatchVerifier };
