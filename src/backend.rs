@@ -39,9 +39,12 @@ mod ifma;
 mod pool;
 mod portable;
 pub mod sha;
+mod sha_core;
 #[cfg(nostr_verify_ifma)]
 #[clippy::msrv = "1.89"]
 mod sha_lanes;
+#[cfg(nostr_verify_sha_lanes)]
+mod sha_refill;
 #[cfg(all(target_arch = "wasm32", nostr_verify_sha_lanes))]
 mod sha_simd128;
 mod tuning;

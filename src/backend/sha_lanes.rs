@@ -17,7 +17,7 @@
 //! vector loads, and transposed in registers into the 16 word vectors.
 #![allow(unsafe_code)]
 
-use super::sha::K;
+use super::sha_core::K;
 use core::arch::x86_64::{
     __m256i, __m512i, _mm256_add_epi32, _mm256_and_si256, _mm256_andnot_si256, _mm256_loadu_si256,
     _mm256_or_si256, _mm256_permute2x128_si256, _mm256_set1_epi32, _mm256_setr_epi8,

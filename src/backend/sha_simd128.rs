@@ -15,7 +15,7 @@
 //! A call compresses one block per lane, with the states word-major (`st[i][lane]`), as the
 //! lane kernels of x86-64: the refill schedule of `sha::hash_many_from_on` drives it.
 
-use super::sha::K;
+use super::sha_core::K;
 use core::arch::wasm32::{
     i32x4_shl, i32x4_splat, i8x16_swizzle, u32x4, u32x4_add, u32x4_extract_lane, u32x4_shr, u8x16,
     v128, v128_bitselect, v128_or, v128_xor,
