@@ -47,9 +47,11 @@ mod sha_lanes;
 mod sha_refill;
 #[cfg(all(target_arch = "wasm32", nostr_verify_sha_lanes))]
 mod sha_simd128;
+mod straus_args;
 mod tuning;
 
 pub use self::pool::{with_pool, PoolJob, PoolPoint};
+pub use self::straus_args::{StrausDigit, STRAUSS_G_WIDTH};
 pub use self::tuning::{msm_tuning, MsmTuning, LARGE_WINDOWS, MAX_WINDOW};
 
 use crate::arithmetic::field::FieldElement;
@@ -522,22 +524,6 @@ pub struct PairScratch {
 /// Working memory for [`Backend::straus_vartime`], reused across calls.
 #[derive(Debug, Default)]
 pub struct StrausScratch(portable::StrausBuf);
-
-/// The NAF width of the scalars of G and 2^128·G in [`Backend::straus_vartime`] (its
-/// `g_digits`): their tables are fixed, `2^(width − 2)` = 64 entries each.
-pub const STRAUSS_G_WIDTH: usize = 8;
-
-/// One non-zero digit of [`Backend::straus_vartime`]'s input: `digit · 2^bit` times the point
-/// at index `point`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct StrausDigit {
-    /// The point's index.
-    pub point: u32,
-    /// The digit's position (its column), below the call's `bits`.
-    pub bit: u8,
-    /// The digit: odd, with `|digit| < 2·tlen`.
-    pub digit: i8,
-}
 
 /// The portable table builder of [`Backend::straus_vartime`] (baseline build), for the test
 /// that compares it with the 5×52 reference (`msm::table`).

@@ -23,7 +23,7 @@
 #![allow(unsafe_code)]
 
 use super::portable::{self, PairBuf};
-use super::StrausDigit;
+use super::straus_args::StrausDigit;
 use crate::arithmetic::field::FieldElement;
 use crate::arithmetic::group::{AffinePoint, JacobianPoint};
 #[cfg(not(nostr_verify_field32))]

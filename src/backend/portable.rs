@@ -13,7 +13,7 @@ use crate::arithmetic::group::{g128, odd_multiples_vartime, AffinePoint, Jacobia
 use crate::arithmetic::kernel::{KernelField as F, KernelJacobian as J};
 #[cfg(not(nostr_verify_field32))]
 use crate::arithmetic::words::WordPoint;
-use crate::backend::StrausDigit;
+use super::straus_args::{StrausDigit, STRAUSS_G_WIDTH};
 
 /// See [`crate::backend::lift_x_many_vartime`]; lengths already checked. Baseline build.
 pub(crate) fn lift_x_many_vartime(xs: &[FieldElement], ys: &mut [FieldElement], ok: &mut [bool]) {
@@ -235,7 +235,7 @@ pub(crate) fn straus_vartime(
 /// Entries in each of the fixed tables of G and 2^128·G ([`g_tables`]): their scalars are
 /// recoded in width-8 NAF ([`crate::backend::STRAUSS_G_WIDTH`]: odd digits below 128), against
 /// width 4 and tables built every call for the other points.
-pub(crate) const G_TABLE_LEN: usize = 1 << (crate::backend::STRAUSS_G_WIDTH - 2);
+pub(crate) const G_TABLE_LEN: usize = 1 << (STRAUSS_G_WIDTH - 2);
 
 /// The odd multiples `G, 3G, …, 127G`, then the same of 2^128·G, as `[x, y, −y]` in the
 /// kernels' representation: built once, on first use, then read by every call of
