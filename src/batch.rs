@@ -45,10 +45,13 @@ mod narrow;
 mod prepare;
 #[cfg(test)]
 mod testing;
+mod thread_local;
 mod weights;
 mod work;
 
 pub(crate) use self::equation::Threads;
+pub use self::thread_local::with_thread_verifier;
+
 use self::narrow::Narrowing;
 use self::work::Work;
 use crate::arithmetic::field::FieldElement;

@@ -37,7 +37,6 @@ pub mod nip59;
 #[cfg(any(feature = "nostr", feature = "nostr-0-44"))]
 mod nostr;
 mod spawn;
-mod thread_local;
 
 #[cfg(feature = "tokio")]
 pub use crate::nostr::ingest;
@@ -46,11 +45,10 @@ pub use crate::nostr::{
     compute_id, compute_ids, id_preimage, verify_iter, EventView, PartitionVerifiedExt,
     Partitioned, Verdict, VerifyBatchExt, VerifyEventExt,
 };
-pub use batch::{Stats, Verifier, MIN_BATCH};
+pub use batch::{with_thread_verifier, Stats, Verifier, MIN_BATCH};
 pub use bip340::{check_one, verify_one, SigRef};
 pub use error::Error;
 pub use key_cache::SharedKeyCache;
-pub use thread_local::with_thread_verifier;
 
 /// SHA-256 of many messages at once: `out[i]` becomes `SHA-256(msgs[i])`, for messages of
 /// any lengths. It runs on the path the verifier uses for its own hashing: the CPU's SHA

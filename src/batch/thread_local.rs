@@ -1,6 +1,6 @@
 //! One [`Verifier`] per thread, reused by every integration.
 
-use crate::Verifier;
+use super::Verifier;
 use std::cell::RefCell;
 
 thread_local! {
