@@ -7,13 +7,13 @@
 //! `mulx` (see [`crate::backend::Backend::Portable`]). The entry points in this file are the
 //! baseline build ([`crate::backend::Backend::PortableBaseline`]).
 
+use super::straus_args::{StrausDigit, STRAUSS_G_WIDTH};
 use crate::arithmetic::constants::BETA;
 use crate::arithmetic::field::FieldElement;
 use crate::arithmetic::group::{g128, odd_multiples_vartime, AffinePoint, JacobianPoint};
 use crate::arithmetic::kernel::{KernelField as F, KernelJacobian as J};
 #[cfg(not(nostr_verify_field32))]
 use crate::arithmetic::words::WordPoint;
-use super::straus_args::{StrausDigit, STRAUSS_G_WIDTH};
 
 /// See [`crate::backend::lift_x_many_vartime`]; lengths already checked. Baseline build.
 pub(crate) fn lift_x_many_vartime(xs: &[FieldElement], ys: &mut [FieldElement], ok: &mut [bool]) {
