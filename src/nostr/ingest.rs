@@ -1,5 +1,6 @@
 //! An async front end for relays and sync tools: many sources submit events, each gets its
-//! [`Verdict`], and the verification runs in batches on worker threads (feature `tokio`).
+//! [`Verdict`](crate::Verdict), and the verification runs in batches on worker threads
+//! (feature `tokio`).
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]
@@ -91,124 +92,37 @@
 // scheduler), `timer` (the latency budget), `workers` (the worker threads) and `shared` (the
 // state they all share, and the steps every side takes on it).
 
+mod buffer;
+mod checked;
 mod config;
+mod lock;
 mod queue;
 mod reply;
 mod reputation;
 mod shared;
+mod stats;
 mod timer;
 mod workers;
 
+pub use checked::{Checked, IngestError};
 pub use config::IngestConfig;
 pub use reply::Ticket;
+pub use stats::IngestStats;
 
 use super::view::EventView;
+#[cfg(test)]
 use super::Verdict;
+use buffer::SourceInner;
 use core::fmt;
 use core::hash::Hash;
+use lock::lock;
 use reply::Reply;
 use reputation::{Peer, PeerKey};
-use shared::{lock, Shared};
+use shared::Shared;
 use std::sync::atomic::Ordering::{Relaxed, SeqCst};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
-use tokio::sync::OwnedSemaphorePermit;
 use workers::spawn_thread;
-
-/// An event with its verdict, handed back by a [`Ticket`].
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Checked<E> {
-    /// The submitted event, moved back to the caller.
-    pub event: E,
-    /// Its verdict, as `Event::verify` decides.
-    pub verdict: Verdict,
-}
-
-/// Why an event got no verdict.
-#[derive(Debug, PartialEq, Eq)]
-pub enum IngestError<E> {
-    /// The service is shutting down or gone; the event is handed back unchecked.
-    Closed(E),
-    /// The worker dropped the event without a verdict (only possible if a worker thread
-    /// panicked).
-    Lost,
-}
-
-impl<E> fmt::Display for IngestError<E> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            IngestError::Closed(_) => "ingest service is closed",
-            IngestError::Lost => "event lost by a failed worker",
-        })
-    }
-}
-
-impl<E: fmt::Debug> std::error::Error for IngestError<E> {}
-
-/// Counters of an [`IngestService`] (a snapshot).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct IngestStats {
-    /// Events accepted by [`Source::enqueue`].
-    pub events: u64,
-    /// Events answered with a verdict.
-    pub answered: u64,
-    /// Events answered [`IngestError::Lost`] because their worker panicked.
-    pub lost: u64,
-    /// Batches verified together (demoted peers' groups not included).
-    pub batches: u64,
-    /// Batches in which every signature was valid.
-    pub batches_held: u64,
-    /// Events that went through batches.
-    pub batched_events: u64,
-    /// Events of demoted peers, checked one at a time.
-    pub single_events: u64,
-    /// Times a peer was demoted.
-    pub demotions: u64,
-    /// Times a demoted peer went back to batches.
-    pub recoveries: u64,
-    /// Batches waiting for a worker now.
-    pub queue_depth: u64,
-    /// Events in those waiting batches.
-    pub queued_events: u64,
-    /// Events in the service now (buffered, queued or being verified).
-    pub in_flight: u64,
-    /// Worker threads running now.
-    pub workers: u64,
-    /// Worker threads that panicked and were replaced by a new thread.
-    pub workers_replaced: u64,
-    /// Keyed peers remembered now.
-    pub peers: u64,
-}
-
-impl IngestStats {
-    /// Share of batches whose signatures were all valid (`1.0` before the first batch).
-    pub fn hit_rate(&self) -> f64 {
-        if self.batches == 0 {
-            1.0
-        } else {
-            self.batches_held as f64 / self.batches as f64
-        }
-    }
-}
-
-/// A source's buffer and what travels with it into the batch.
-struct SourceState<E> {
-    buf: Vec<E>,
-    /// The answers of the events in `buf` (present while `buf` is not empty).
-    reply: Option<Reply<E>>,
-    /// The back-pressure permits of the events in `buf` (service, peer), each merged into one.
-    permits: Option<(OwnedSemaphorePermit, OwnedSemaphorePermit)>,
-    /// Bumped at every flush; a timer entry only flushes the generation it was armed for.
-    generation: u64,
-    /// Test hook: the next batch makes its worker panic.
-    panic_next: bool,
-}
-
-/// What a [`Source`] and its timer entries share.
-struct SourceInner<E> {
-    peer: Arc<Peer>,
-    state: Mutex<SourceState<E>>,
-}
 
 /// The ingest service: worker threads, a timer thread, and the per-peer queues.
 ///
@@ -266,7 +180,7 @@ impl<E: EventView + Send + 'static> IngestService<E> {
             Err(_) => {
                 let shared = Arc::new(Shared::new(config));
                 shared.close();
-                shared.close_queue();
+                shared.queue.close();
                 IngestService { shared }
             }
         }
@@ -378,7 +292,7 @@ impl<E: EventView + Send + 'static> IngestHandle<E> {
     /// A new source with an anonymous peer of its own: its failure score, demotion, queue
     /// lane and admission share start afresh and end with it. Batches are formed per source.
     pub fn source(&self) -> Source<E> {
-        new_source(&self.shared, self.shared.new_peer(None))
+        new_source(&self.shared, self.shared.peers.new_peer(None))
     }
 
     /// A new source for the peer `peer`, e.g. an IP address or a relay URL: every source of
@@ -389,7 +303,7 @@ impl<E: EventView + Send + 'static> IngestHandle<E> {
     /// The service remembers at most [`IngestConfig::peers`] peers and forgets the least
     /// recently used one first.
     pub fn source_for<K: Hash + Eq + Send + Sync + 'static>(&self, peer: K) -> Source<E> {
-        let peer = self.shared.peer_for(PeerKey::new(peer));
+        let peer = self.shared.peers.peer_for(PeerKey::new(peer));
         new_source(&self.shared, peer)
     }
 
@@ -405,16 +319,7 @@ fn new_source<E: EventView + Send + 'static>(
 ) -> Source<E> {
     Source {
         shared: Arc::clone(shared),
-        inner: Arc::new(SourceInner {
-            peer,
-            state: Mutex::new(SourceState {
-                buf: Vec::with_capacity(shared.config.max_batch),
-                reply: None,
-                permits: None,
-                generation: 0,
-                panic_next: false,
-            }),
-        }),
+        inner: Arc::new(SourceInner::new(peer, shared.config.max_batch)),
     }
 }
 
@@ -459,7 +364,7 @@ impl<E: EventView + Send + 'static> Source<E> {
         };
         let mut st = lock(&self.inner.state);
         // Arm the latency timer for this generation, unless the service is closing.
-        if st.buf.is_empty() && !shared.arm_timer(&self.inner, st.generation) {
+        if st.buf.is_empty() && !shared.timers.arm(&self.inner, st.generation) {
             return Err(IngestError::Closed(event));
         }
         shared.counters.events.fetch_add(1, Relaxed);

@@ -1,11 +1,13 @@
 //! The waiting batches: one lane per peer, served round-robin, with one worker kept free of any
 //! peer while another is active.
 
+use super::lock::lock;
 use super::reply::Reply;
 use super::reputation::Peer;
 use crate::nostr::Verdict;
 use std::collections::{HashMap, VecDeque};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::OwnedSemaphorePermit;
 
@@ -136,6 +138,75 @@ impl<E> Queue<E> {
         self.queued_jobs -= 1;
         self.queued_events -= job.remaining();
         Some(job)
+    }
+}
+
+/// The queue as the service shares it: the waiting batches behind their lock, and the
+/// condition variable the workers wait on.
+pub(super) struct JobQueue<E> {
+    queue: Mutex<Queue<E>>,
+    cv: Condvar,
+}
+
+impl<E> JobQueue<E> {
+    pub(super) fn new() -> Self {
+        JobQueue {
+            queue: Mutex::new(Queue::new()),
+            cv: Condvar::new(),
+        }
+    }
+
+    /// A new batch ([`Queue::push`]); one waiting worker is woken.
+    pub(super) fn push(&self, job: Job<E>) {
+        lock(&self.queue).push(job);
+        self.cv.notify_one();
+    }
+
+    /// A batch that has had its turn but is not done ([`Queue::push_unfinished`]).
+    pub(super) fn push_unfinished(&self, job: Job<E>) {
+        lock(&self.queue).push_unfinished(job);
+        self.cv.notify_one();
+    }
+
+    /// A batch of `lane` is done or its turn is over ([`Queue::finished`]): every waiting
+    /// worker is woken, as one of them may take that peer's next batch now.
+    pub(super) fn finished(&self, lane: u64) {
+        lock(&self.queue).finished(lane);
+        self.cv.notify_all();
+    }
+
+    /// Closes the queue: the workers drain it, then return.
+    pub(super) fn close(&self) {
+        lock(&self.queue).closed = true;
+        self.cv.notify_all();
+    }
+
+    /// The waiting batches and their events now.
+    pub(super) fn depth(&self) -> (usize, usize) {
+        let q = lock(&self.queue);
+        (q.queued_jobs, q.queued_events)
+    }
+
+    /// The next batch a worker may take ([`Queue::pop`], with the number of workers read
+    /// from `workers` at each try), waiting for one; `None` once the queue is closed and
+    /// empty.
+    pub(super) fn take(&self, workers: &AtomicU64) -> Option<Job<E>> {
+        let mut q = lock(&self.queue);
+        loop {
+            if let Some(job) = q.pop(workers.load(Relaxed) as usize) {
+                return Some(job);
+            }
+            if q.closed && q.queued_jobs == 0 {
+                return None;
+            }
+            // Nothing this worker may take: new batches, finished turns and the end of
+            // another peer's activity window wake it.
+            q = self
+                .cv
+                .wait_timeout(q, ACTIVE_WINDOW)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
     }
 }
 

@@ -1,8 +1,8 @@
 //! A batch's answers, and the [`Ticket`]s that wait for them: stored together by the worker,
 //! then every waiting task woken once.
 
-use super::shared::lock;
-use super::{Checked, IngestError};
+use super::checked::{Checked, IngestError};
+use super::lock::lock;
 use core::fmt;
 use core::future::Future;
 use core::pin::Pin;

@@ -1,11 +1,12 @@
 //! Peers and their standing: the failure score with its decay, demotion and recovery, and the
 //! bounded map of keyed peers (least recently used out first).
 
-use super::shared::{lock, Shared};
+use super::config::IngestConfig;
+use super::lock::lock;
 use core::any::{Any, TypeId};
 use core::hash::{Hash, Hasher};
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
@@ -143,7 +144,35 @@ impl Peers {
     }
 }
 
-impl<E> Shared<E> {
+/// Every peer's standing as the service keeps it: the keyed peers, the lanes handed out, the
+/// settings of the score, and the demotions and recoveries counted.
+pub(super) struct PeerBook {
+    peers: Mutex<Peers>,
+    next_lane: AtomicU64,
+    config: IngestConfig,
+    /// Times a peer was demoted ([`IngestStats::demotions`](super::IngestStats::demotions)).
+    pub(super) demotions: AtomicU64,
+    /// Times a demoted peer went back to batches
+    /// ([`IngestStats::recoveries`](super::IngestStats::recoveries)).
+    pub(super) recoveries: AtomicU64,
+}
+
+impl PeerBook {
+    pub(super) fn new(config: IngestConfig) -> Self {
+        PeerBook {
+            peers: Mutex::new(Peers::new()),
+            next_lane: AtomicU64::new(0),
+            config,
+            demotions: AtomicU64::new(0),
+            recoveries: AtomicU64::new(0),
+        }
+    }
+
+    /// Keyed peers remembered now.
+    pub(super) fn remembered(&self) -> usize {
+        lock(&self.peers).map.len()
+    }
+
     /// A new peer, with a lane of its own and a fresh standing.
     pub(super) fn new_peer(&self, key: Option<PeerKey>) -> Arc<Peer> {
         Arc::new(Peer {
@@ -194,7 +223,7 @@ impl<E> Shared<E> {
             // sum to a little less than n.
             if !demoted && r.score > f64::from(self.config.demote_after) - 0.5 {
                 r.demoted_until = Some(now + self.config.demotion);
-                self.counters.demotions.fetch_add(1, Relaxed);
+                self.demotions.fetch_add(1, Relaxed);
             }
         }
         if let Some(key) = &peer.key {
@@ -210,7 +239,7 @@ impl<E> Shared<E> {
             Some(until) if now < until => true,
             Some(_) => {
                 r.demoted_until = None;
-                self.counters.recoveries.fetch_add(1, Relaxed);
+                self.recoveries.fetch_add(1, Relaxed);
                 false
             }
             None => false,

@@ -2,9 +2,10 @@
 //! peer's a slice per turn, one event at a time), answer their tickets, and hand over to a new
 //! thread after a panic.
 
-use super::queue::{Job, ACTIVE_WINDOW};
-use super::shared::{lock, Shared};
-use super::Checked;
+use super::checked::Checked;
+use super::lock::lock;
+use super::queue::Job;
+use super::shared::Shared;
 use crate::nostr::batch::{verify_into, Mode};
 use crate::nostr::view::EventView;
 use crate::nostr::Verdict;
@@ -74,32 +75,15 @@ impl<E: EventView + Send + 'static> Shared<E> {
     /// panics and a new thread has taken over this worker's place (returns `true`).
     fn worker_loop(self: &Arc<Self>) -> bool {
         loop {
-            let job = {
-                let mut q = lock(&self.queue);
-                loop {
-                    let workers = self.counters.workers.load(Relaxed) as usize;
-                    if let Some(job) = q.pop(workers) {
-                        break job;
-                    }
-                    if q.closed && q.queued_jobs == 0 {
-                        return false;
-                    }
-                    // Nothing this worker may take: new batches, finished turns and the end of
-                    // another peer's activity window wake it.
-                    q = self
-                        .queue_cv
-                        .wait_timeout(q, ACTIVE_WINDOW)
-                        .unwrap_or_else(|e| e.into_inner())
-                        .0;
-                }
+            let Some(job) = self.queue.take(&self.counters.workers) else {
+                return false;
             };
             let n = job.events.len() as u64;
             let lane = job.peer.lane;
             // A panic drops the job while unwinding: its `Reply` answers the tickets `Lost`
             // and its permits go back. No lock is held across `run`.
             let outcome = catch_unwind(AssertUnwindSafe(|| self.run(job)));
-            lock(&self.queue).finished(lane);
-            self.queue_cv.notify_all();
+            self.queue.finished(lane);
             if outcome.is_err() {
                 self.counters.lost.fetch_add(n, Relaxed);
                 // The thread-local verifier may have been left mid-operation: hand over to a
@@ -116,7 +100,7 @@ impl<E: EventView + Send + 'static> Shared<E> {
     /// [`single_turn`](Self::single_turn) events, after which the batch goes back to its lane.
     fn run(&self, mut job: Job<E>) {
         let now = Instant::now();
-        let demoted = self.demoted_now(&job.peer, now);
+        let demoted = self.peers.demoted_now(&job.peer, now);
         if job.panic {
             panic!("ingest worker test hook: panic on a marked batch");
         }
@@ -127,8 +111,7 @@ impl<E: EventView + Send + 'static> Shared<E> {
             verify_into(&job.events[start..end], Mode::Single, &mut job.verdicts);
             c.single_events.fetch_add((end - start) as u64, Relaxed);
             if job.remaining() > 0 {
-                lock(&self.queue).push_unfinished(job);
-                self.queue_cv.notify_one();
+                self.queue.push_unfinished(job);
                 return;
             }
         } else {
@@ -138,9 +121,9 @@ impl<E: EventView + Send + 'static> Shared<E> {
             c.batched_events
                 .fetch_add((job.events.len() - start) as u64, Relaxed);
             if failed {
-                self.record_failure(&job.peer, now);
+                self.peers.record_failure(&job.peer, now);
             } else {
-                self.record_held(&job.peer, now);
+                self.peers.record_held(&job.peer, now);
                 c.batches_held.fetch_add(1, Relaxed);
             }
         }
