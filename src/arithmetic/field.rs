@@ -35,42 +35,18 @@ mod field_10x26;
 #[cfg(not(nostr_verify_field32))]
 mod field_5x52;
 
+mod bytes;
 #[cfg(debug_assertions)]
 mod checked;
+mod repr;
 
 #[cfg(nostr_verify_field32)]
-pub use field_10x26::FieldElement10x26;
+pub use self::repr::FieldElement10x26;
 #[cfg(not(nostr_verify_field32))]
-pub use field_5x52::FieldElement5x52;
-
-/// The limb representation compiled in: `FieldElement5x52` by default,
-/// `FieldElement10x26` under `cfg(nostr_verify_field32)`.
-#[cfg(not(nostr_verify_field32))]
-pub type Repr = FieldElement5x52;
-/// The limb representation compiled in: `FieldElement5x52` by default,
-/// `FieldElement10x26` under `cfg(nostr_verify_field32)`.
-#[cfg(nostr_verify_field32)]
-pub type Repr = FieldElement10x26;
-
-/// One limb of [`Repr`].
-#[cfg(not(nostr_verify_field32))]
-pub type Limb = u64;
-/// One limb of [`Repr`].
-#[cfg(nostr_verify_field32)]
-pub type Limb = u32;
-
-/// How many limbs [`Repr`] has (5 or 10).
-pub const LIMB_COUNT: usize = if cfg!(nostr_verify_field32) { 10 } else { 5 };
-/// The radix of [`Repr`] in bits (52 or 26): limb i is worth `2^(LIMB_BITS·i)`.
+pub use self::repr::FieldElement5x52;
+pub use self::repr::{Limb, Limbs, Repr, LIMB_COUNT};
 #[cfg(any(test, feature = "internals"))]
-pub const LIMB_BITS: u32 = if cfg!(nostr_verify_field32) { 26 } else { 52 };
-/// The width of a normalized top limb (48 or 22): `LIMB_BITS·(LIMB_COUNT − 1) +
-/// TOP_LIMB_BITS = 256`.
-#[cfg(any(test, feature = "internals"))]
-pub const TOP_LIMB_BITS: u32 = 256 - LIMB_BITS * (LIMB_COUNT as u32 - 1);
-
-/// The limbs of a [`FieldElement`], little-endian ([`FieldElement::raw_limbs`]).
-pub type Limbs = [Limb; LIMB_COUNT];
+pub use self::repr::{LIMB_BITS, TOP_LIMB_BITS};
 
 #[cfg(debug_assertions)]
 type Inner = checked::FieldElementChecked;
@@ -131,24 +107,6 @@ impl Repr {
             Some(inner)
         }
     }
-}
-
-/// Four little-endian-ordered u64 words of 32 big-endian bytes.
-#[inline(always)]
-const fn be_words(b: &[u8; 32]) -> [u64; 4] {
-    let mut w = [0u64; 4];
-    let mut i = 0;
-    while i < 4 {
-        let mut x = 0u64;
-        let mut j = 0;
-        while j < 8 {
-            x = (x << 8) | b[24 - 8 * i + j] as u64;
-            j += 1;
-        }
-        w[i] = x;
-        i += 1;
-    }
-    w
 }
 
 /// `w^(−1) mod p` for little-endian words `w < p` (0 maps to 0): safegcd, the crate's one

@@ -6,7 +6,7 @@
 //! contract (the role `VERIFY` plays in libsecp256k1 and `field_impl.rs` in k256). In
 //! release builds this module is not compiled and the bookkeeping costs nothing.
 
-use super::{Limbs, Repr};
+use super::repr::{Limbs, Repr};
 
 /// Largest magnitude any element may carry (limbs < 2^58 in 5×52, < 2^32 in 10×26).
 pub(crate) const MAX_MAGNITUDE: u32 = 32;

@@ -58,7 +58,7 @@ impl FieldElement5x52 {
     /// magnitude 1 (limbs < 2^52, top limb < 2^48), possibly `≥ p`.
     #[inline]
     pub const fn from_bytes_unchecked(b: &[u8; 32]) -> Self {
-        Self::from_u64x4(&super::be_words(b))
+        Self::from_u64x4(&super::bytes::be_words(b))
     }
 
     /// Regroups a 256-bit value given as four little-endian u64 words into radix-2^52
