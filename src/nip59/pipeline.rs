@@ -19,7 +19,7 @@ use nostr::nips::nip59::UnwrappedGift;
 use super::error::{Error, Step};
 use super::fanout::Fan;
 use super::nip44::{decrypt_payload, derive_boxed, KeyCache, SecretBox};
-use super::UnwrapOptions;
+use super::options::UnwrapOptions;
 use crate::nostr::{compute_id, Verdict};
 use crate::{with_thread_verifier, SigRef};
 
