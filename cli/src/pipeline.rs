@@ -20,7 +20,8 @@
 //! system refuses a thread, the run goes on with the workers that did start; when no worker or no
 //! reader can be started, the caller's thread reads, checks and hands on every chunk itself. A
 //! panic while decoding or verifying one line (a bug, never expected) is caught for that line,
-//! which is reported as [`Problem::Internal`]; the other lines get their results.
+//! which is reported as [`Problem::Internal`](crate::line::Problem::Internal); the other lines
+//! get their results.
 //!
 //! Duplicates: a valid event whose id already appeared on an earlier line as a valid event is a
 //! duplicate of that line. It is not counted as valid again and is not handed on as valid. The
@@ -35,16 +36,20 @@
 
 mod chunk;
 mod collector;
+mod options;
 mod reader;
+mod record;
 mod workers;
 
-use crate::budget::{Budget, DEFAULT_MAX_IN_FLIGHT_BYTES};
+pub use options::{Options, DEFAULT_MAX_LINE_BYTES};
+pub use record::{Pos, Record, Summary};
+
+use crate::budget::Budget;
 use crate::input::Input;
-use crate::line::Problem;
 use crate::progress::Progress;
 use chunk::{Chunk, Done};
 use collector::Collector;
-use nostr::event::Event;
+use options::Hooks;
 use reader::read_all;
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -53,139 +58,6 @@ use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 use std::time::Instant;
 use workers::{process, work, Dispatch, IdleWorkers};
-
-/// Default cap on one line's size: 5 MiB, the largest message rust-nostr's relay pool accepts
-/// (`MAX_MESSAGE_SIZE` in nostr-relay-pool). Longer lines are reported, not read into memory.
-pub const DEFAULT_MAX_LINE_BYTES: usize = 5 << 20;
-
-/// Tuning and output switches for [`run`].
-#[derive(Clone, Debug)]
-pub struct Options {
-    /// Worker threads (at least 1).
-    pub threads: usize,
-    /// Lines longer than this are rejected as too long.
-    pub max_line_bytes: usize,
-    /// A chunk is sent once it holds this many lines ...
-    pub chunk_lines: usize,
-    /// ... or this many bytes.
-    pub chunk_bytes: usize,
-    /// Budget for the bytes in flight: chunks read but not yet handed on, with their decoded
-    /// events. One chunk is always admitted, so a single line above the budget still goes through.
-    pub max_in_flight_bytes: usize,
-    /// Draw a progress bar on standard error.
-    pub progress: bool,
-    #[cfg(test)]
-    pub(crate) hooks: Hooks,
-}
-
-/// Fault injection for the tests.
-#[cfg(test)]
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Hooks {
-    /// Threads the pipeline may start; further spawns fail as if the system refused them.
-    pub(crate) max_spawns: Option<usize>,
-    /// Decoding this line (1-based, any input) panics.
-    pub(crate) panic_parsing_line: Option<u64>,
-    /// Verifying a batch that holds this line's event panics.
-    pub(crate) panic_verifying_line: Option<u64>,
-}
-
-impl Options {
-    /// Defaults for `threads` workers: 5 MiB lines, chunks of 1024 lines or 1 MiB, 64 MiB in
-    /// flight, no progress bar.
-    pub fn new(threads: usize) -> Self {
-        Options {
-            threads: threads.max(1),
-            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
-            chunk_lines: 1024,
-            chunk_bytes: 1 << 20,
-            max_in_flight_bytes: DEFAULT_MAX_IN_FLIGHT_BYTES,
-            progress: false,
-            #[cfg(test)]
-            hooks: Hooks::default(),
-        }
-    }
-}
-
-/// Where a line is: index into the input list and 1-based line number.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Pos {
-    /// Index of the input (in the order given).
-    pub input: usize,
-    /// 1-based line number within that input.
-    pub line: u64,
-}
-
-/// What happened to one non-blank line, handed to the callback in input order.
-pub enum Record<'a> {
-    /// A valid event seen for the first time. `json` is the event object exactly as it appeared
-    /// in the line (the inner object for `EVENT` messages).
-    Valid {
-        /// The event (owned, so the callback may keep it).
-        event: Event,
-        /// The event object's text from the input line.
-        json: &'a str,
-    },
-    /// A valid event whose id was already seen as valid at `first`.
-    Duplicate {
-        /// The event.
-        event: &'a Event,
-        /// Where the id was first seen.
-        first: Pos,
-    },
-    /// The event's id is not the NIP-01 hash of its content.
-    InvalidId(&'a Event),
-    /// The id is right but the signature is not valid.
-    InvalidSignature(&'a Event),
-    /// The line is not an event.
-    Unparseable(&'a Problem),
-}
-
-/// Totals over all inputs.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Summary {
-    /// Lines read, blank ones included.
-    pub lines: u64,
-    /// Whitespace-only lines (skipped).
-    pub blank: u64,
-    /// Lines holding an event: `valid + invalid_id + invalid_sig + duplicates`.
-    pub events: u64,
-    /// Distinct valid events.
-    pub valid: u64,
-    /// Events whose id does not match their content.
-    pub invalid_id: u64,
-    /// Events with a correct id but an invalid signature.
-    pub invalid_sig: u64,
-    /// Non-blank lines that are not events.
-    pub unparseable: u64,
-    /// Valid events whose id was seen on an earlier line.
-    pub duplicates: u64,
-    /// Distinct public keys of valid events.
-    pub authors: u64,
-    /// Threads that checked lines: the workers that could be started, or 1 when the caller's
-    /// thread did all the work because the system refused new threads.
-    pub threads: usize,
-    /// Wall-clock seconds from the start of reading to the last line handled.
-    pub seconds: f64,
-    /// Read errors (each ends its input early; the other inputs are still read).
-    pub io_errors: Vec<String>,
-}
-
-impl Summary {
-    /// Lines rejected: invalid ids, invalid signatures and unparseable lines.
-    pub fn rejected(&self) -> u64 {
-        self.invalid_id + self.invalid_sig + self.unparseable
-    }
-
-    /// `events / seconds` (0 when no time elapsed).
-    pub fn events_per_second(&self) -> f64 {
-        if self.seconds > 0.0 {
-            self.events as f64 / self.seconds
-        } else {
-            0.0
-        }
-    }
-}
 
 /// Checks every line of `inputs` on `opts.threads` workers and calls `on_record` for each
 /// non-blank line in input order, with its own budget of `opts.max_in_flight_bytes`.
@@ -362,20 +234,6 @@ impl Spawner {
             *left -= 1;
         }
         thread::Builder::new().name(name).spawn(f)
-    }
-}
-
-/// The fault-injection hooks, or nothing outside the tests.
-#[cfg(not(test))]
-#[derive(Clone, Copy, Debug, Default)]
-struct Hooks;
-
-impl Hooks {
-    fn of(_opts: &Options) -> Self {
-        #[cfg(test)]
-        return _opts.hooks.clone();
-        #[cfg(not(test))]
-        Hooks
     }
 }
 

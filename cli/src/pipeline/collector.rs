@@ -2,7 +2,7 @@
 //! every line, removes duplicates and hands each non-blank line's [`Record`] to the callback.
 
 use super::chunk::{Done, Outcome, RawLine};
-use super::{Pos, Record, Summary};
+use super::record::{Pos, Record, Summary};
 use crate::budget::{Account, Budget};
 use crate::progress::Progress;
 use nostr_verify::Verdict;

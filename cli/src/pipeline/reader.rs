@@ -2,7 +2,7 @@
 //! takes each chunk's bytes from the budget as it grows (waiting while the budget is spent).
 
 use super::chunk::{Chunk, RawLine};
-use super::Options;
+use super::options::Options;
 use crate::budget::{Account, Budget};
 use crate::input::{read_line_capped, skip_newlines, Input, LineRead};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -3,7 +3,7 @@
 //! only the line it happened on.
 
 use super::chunk::{Chunk, Done, Outcome, RawLine};
-use super::Hooks;
+use super::options::Hooks;
 use crate::budget::{event_bytes, Account, Budget};
 use crate::line::{parse_line, Found, Problem};
 use nostr::event::Event;
