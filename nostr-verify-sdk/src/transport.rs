@@ -34,17 +34,18 @@
 
 //!
 //! Rooms: [`scan`] reads frame heads, [`cache`] holds the signature state the connections
-//! share, [`stream`] is the per-connection state machine; this file holds the public types,
-//! the options and counters, and the transport wrapper.
+//! share, [`stream`] is the per-connection state machine, `lock` the one locking helper;
+//! this file holds the public types, the options and counters, and the transport wrapper.
 
 mod cache;
+mod lock;
 pub(crate) mod scan;
 mod stream;
 
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_wsocket::ConnectionMode;
@@ -57,6 +58,7 @@ use nostr_sdk::prelude::{BoxedFuture, Event, RelayUrl, SubscriptionId, Url};
 use tokio::sync::{mpsc, watch};
 
 use cache::Cache;
+use lock::lock;
 pub use stream::TapStream;
 
 /// The subscription-id prefix of the tap's subscriptions. It contains a character that is not
@@ -338,12 +340,6 @@ struct Shared {
     relays: Mutex<HashMap<RelayUrl, Arc<Counters>>>,
     /// Forged events attributed so far (all relays): watchers wake on every change.
     forged: watch::Sender<u64>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A panic while holding one of these locks cannot leave the maps inconsistent (every critical
-    // section is a single insert/remove), so poisoning is ignored.
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Shared {

@@ -11,7 +11,7 @@ use lru::LruCache;
 use nostr_sdk::prelude::Event;
 use nostr_verify::{EventView, Verdict};
 
-use super::lock;
+use super::lock::lock;
 use std::sync::Mutex;
 
 /// What a verdict is cached and claimed under: the full id and the full signature. The

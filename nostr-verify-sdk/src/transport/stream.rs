@@ -18,8 +18,9 @@ use tokio::sync::mpsc;
 use tokio_util::sync::PollSender;
 
 use super::cache::{id_matches, key, Class, Forwarded, Resolve};
+use super::lock::lock;
 use super::scan::{event_object, needs_full_parse, scan_head, trim_json, Head};
-use super::{lock, Counters, DropReason, Shared, Stat, TapEvent};
+use super::{Counters, DropReason, Shared, Stat, TapEvent};
 
 /// One entry of the per-connection output queue, in wire order.
 enum Slot {
