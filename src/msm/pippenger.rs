@@ -42,6 +42,7 @@ use crate::backend::{self, PoolJob, PoolPoint};
 
 mod reduce;
 mod scratch;
+mod steps;
 pub use self::reduce::chunk_len;
 use self::reduce::reduce_batch_affine;
 #[cfg(test)]
@@ -50,6 +51,7 @@ use self::reduce::reduce_serial;
 use self::reduce::ReduceBuf;
 pub use self::scratch::Scratch;
 use self::scratch::{Pools, Typed, Work};
+use self::steps::{drop_identities, grow, grow_with, scatter_doublings};
 
 /// The most pair additions handed to the backend in one call during accumulation: a round
 /// of all windows at a few thousand points holds tens of thousands of pairs, whose working
@@ -543,65 +545,6 @@ fn pair_up(
     pair_idx.truncate(np);
     next_start.truncate(nk + 1);
     next_act.truncate(nk);
-}
-
-/// Grows `v` to at least `n` elements (new ones default); never shrinks it.
-fn grow<T: Default + Clone>(v: &mut Vec<T>, n: usize) {
-    grow_with(v, n, T::default());
-}
-
-/// Grows `v` to at least `n` elements, new ones `fill`; never shrinks it.
-fn grow_with<T: Clone>(v: &mut Vec<T>, n: usize, fill: T) {
-    if v.len() < n {
-        v.resize(n, fill);
-    }
-}
-
-/// Removes from the buckets `(next, next_start)` every index `≥ from` whose pool point is the
-/// identity (a pair that cancelled), keeping the order of the others. The slots of `next` past
-/// the last bucket's new end keep what they held.
-fn drop_identities<T: PoolPoint>(
-    pool: &[T],
-    from: usize,
-    next: &mut [u32],
-    next_start: &mut [u32],
-) {
-    let mut kept = 0usize;
-    let mut begin = 0usize;
-    for j in 0..next_start.len() - 1 {
-        let end = next_start[j + 1] as usize;
-        next_start[j] = kept as u32;
-        for t in begin..end {
-            let idx = next[t];
-            if (idx as usize) < from || !pool[idx as usize].is_identity() {
-                next[kept] = idx;
-                kept += 1;
-            }
-        }
-        begin = end;
-    }
-    if let Some(last) = next_start.last_mut() {
-        *last = kept as u32;
-    }
-}
-
-/// The doublings of a round (equal points paired with themselves, computed in Jacobian
-/// coordinates), converted with one shared inversion and handed to `put` with their slots.
-fn scatter_doublings(
-    dbl: &[(u32, JacobianPoint)],
-    jac: &mut Vec<JacobianPoint>,
-    aff: &mut Vec<AffinePoint>,
-    mut put: impl FnMut(u32, AffinePoint),
-) {
-    if dbl.is_empty() {
-        return;
-    }
-    jac.clear();
-    jac.extend(dbl.iter().map(|d| d.1));
-    JacobianPoint::batch_to_affine_vartime(jac, aff);
-    for (p, d) in aff.iter().zip(dbl) {
-        put(d.0, *p);
-    }
 }
 
 #[cfg(test)]

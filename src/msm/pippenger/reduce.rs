@@ -2,7 +2,10 @@
 //! batch-affine (the running sums of all windows advancing together, one shared inversion
 //! per round), in chunks that run as parallel lanes.
 
-use super::*;
+use super::steps::{grow_with, scatter_doublings};
+use crate::arithmetic::group::{AffinePoint, JacobianPoint};
+use crate::arithmetic::kernel::KernelJacobian;
+use crate::backend::{self, PoolPoint};
 
 /// The chunk length of the batch-affine bucket reduction for `slots` windows of `half`
 /// buckets: the power of two nearest `√(slots·half/2)`, at most `half`.
