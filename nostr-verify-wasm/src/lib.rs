@@ -18,6 +18,8 @@
 use nostr_verify::{SigRef, Verifier as BatchVerifier};
 use wasm_bindgen::prelude::*;
 
+pub mod frames;
+
 /// The lengths given to `verifySignatures` do not describe `n` signatures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LengthMismatch {
@@ -674,6 +676,42 @@ impl JsVerifier {
             self.seen.as_mut(),
             events,
             "verifyEventsDetailed",
+        )
+    }
+
+    /// The tap's worker's call: text frames joined into one string, given as its UTF-8
+    /// (`TextEncoder.encodeInto`: one native copy, where a `string` parameter would be copied
+    /// by wasm-bindgen's loop over its characters), frame `i` ending at UTF-16 offset
+    /// `ends[i]` of the string; verified without building an object per event (see
+    /// [`frames`]). Returns `[codes, keys]`: a `Uint8Array` of one code per frame (as
+    /// `verifyEventsDetailed`'s, or 0 for a frame left to the caller: anything but a plain
+    /// `["EVENT", sub, event]` frame of well-formed strings and safe integers, and every frame
+    /// when `utf8` is not UTF-8), and for the valid ones their id and fingerprint under
+    /// `seedA`, `seedB` (the tap's `deliveredKey`), joined by newlines, empty for the others.
+    #[wasm_bindgen(js_name = verifyFrames, unchecked_return_type = "[Uint8Array, string]")]
+    pub fn verify_frames(
+        &mut self,
+        utf8: &[u8],
+        ends: &[u32],
+        #[wasm_bindgen(js_name = seedA)] seed_a: u32,
+        #[wasm_bindgen(js_name = seedB)] seed_b: u32,
+    ) -> js_sys::Array {
+        let got = match std::str::from_utf8(utf8) {
+            Ok(joined) => frames::verify_frames(
+                &mut self.inner,
+                self.seen.as_mut(),
+                joined,
+                ends,
+                [seed_a, seed_b],
+            ),
+            Err(_) => frames::FrameVerdicts {
+                codes: vec![frames::UNDECIDED; ends.len()],
+                keys: "\n".repeat(ends.len().saturating_sub(1)),
+            },
+        };
+        js_sys::Array::of2(
+            &js_sys::Uint8Array::from(&got.codes[..]).into(),
+            &JsValue::from_str(&got.keys),
         )
     }
 

@@ -198,3 +198,93 @@ export function expected(make) {
     return 0;
   }
 }
+
+/**
+ * EVENT frames as a relay could write them, byte for byte: [what, text, rustDecides] for
+ * each. rustDecides: whether the tap's Rust frame reader (nostr-verify-wasm/src/frames.rs)
+ * must decide the frame itself; the others it must leave to JSON.parse. Whatever a frame is,
+ * its verdict must be nostr-tools' verifyEvent on what JSON.parse makes of it (`frameVerdict`).
+ */
+export function rawFrames() {
+  const out = [];
+  const add = (what, text, rustDecides) => out.push([what, text, rustDecides]);
+  const a = author(40);
+  const b = author(41);
+  const signed = (extra) =>
+    sign({ pubkey: a.pubkey, created_at: 1700000000, kind: 1, tags: [["t", "x"]], content: "raw", ...extra }, a.sk);
+  const obj = (e) => JSON.stringify(e);
+  const wrap = (body, sub = '"s"') => `["EVENT",${sub},${body}]`;
+  let n = 0;
+  // Each frame distinct (the tap shares verdicts between identical texts): a fresh event.
+  const fresh = (extra = {}) => signed({ created_at: 1700000000 + n++, ...extra });
+
+  add("canonical", wrap(obj(fresh())), true);
+  const e1 = fresh();
+  const reordered = `{"sig":"${e1.sig}","tags":${JSON.stringify(e1.tags)},"kind":1,"content":"raw","created_at":${e1.created_at},"pubkey":"${e1.pubkey}","id":"${e1.id}"}`;
+  add("fields in another order", wrap(reordered), true);
+  add("whitespace and newlines between tokens", ` [ "EVENT" ,\n\t"s" ,\r\n${obj(fresh()).replace(/,"/g, ' ,\n  "').replace(/":/g, '" : ')} ]\n`, true);
+  const e2 = fresh();
+  add("escaped key names", wrap(obj(e2).replace('"id":', '"\\u0069d":').replace('"kind":', '"k\\u0069nd":')), true);
+  const e3 = fresh({ content: "A/b\u00e9" });
+  add("content with needless escapes", wrap(obj(e3).replace('"A/b\u00e9"', '"\\u0041\\/b\\u00E9"')), true);
+  add("content of every escape class", wrap(obj(fresh({ content: 'q"b\\s\n\r\t\b\f\u0000\u001f\u007f\u2028 é€🌍' }))), true);
+  add("tags of unicode and escapes", wrap(obj(fresh({ tags: [["t", "🌍"], ["e", "a\"b", "\\", ""], []] }))), true);
+  add("extra elements after the event", `["EVENT","s",${obj(fresh())},"more",{"x":[1,2]}]`, true);
+  add("unknown fields, repeated", wrap(obj(fresh()).replace("{", '{"x":1,"x":{"y":[null,true]},"__proto__":{"kind":7},')), true);
+  add("sub id with escapes", wrap(obj(fresh()), '"a\\"b\\u00e9"'), true);
+  add("created_at 2^53 - 1", wrap(obj(fresh({ created_at: 2 ** 53 - 1, content: "max" }))), true);
+  add("negative created_at and kind", wrap(obj(fresh({ created_at: -5, kind: -1 }))), true);
+  add("created_at 0", wrap(obj(fresh({ created_at: 0, content: "zero" }))), true);
+  add("uppercase id", wrap(obj({ ...fresh(), id: fresh().id.toUpperCase() })), true);
+  const e4 = fresh();
+  add("id escaped to non-ASCII", wrap(obj(e4).replace(`"id":"${e4.id[0]}`, '"id":"\\u00e9')), true);
+  add("sig of another event", wrap(obj({ ...fresh(), sig: fresh().sig })), true);
+  add("content altered", wrap(obj({ ...fresh(), content: "altered" })), true);
+  add("pubkey of another author", wrap(obj({ ...fresh(), pubkey: b.pubkey })), true);
+  add("short sig", wrap(obj({ ...fresh(), sig: "ab" })), true);
+  add("missing field", wrap(obj({ ...fresh(), sig: undefined })), false);
+  add("content a number", wrap(obj(fresh()).replace('"content":"raw"', '"content":5')), false);
+  add("tag with a number", wrap(obj(fresh()).replace('["t","x"]', '["t",5]')), false);
+  add("tag an object", wrap(obj(fresh()).replace('["t","x"]', '{"t":"x"}')), false);
+  // Numbers JSON.parse reads as integers, but not written as plain integer tokens.
+  const e5 = fresh();
+  add("created_at with a fraction of zero", wrap(obj(e5).replace(`"created_at":${e5.created_at}`, `"created_at":${e5.created_at}.0`)), false);
+  const e6 = fresh();
+  add("created_at with an exponent", wrap(obj(e6).replace(`"created_at":${e6.created_at}`, `"created_at":${e6.created_at / 100}e2`)), false);
+  const e7 = fresh({ kind: 0 });
+  add("kind -0", wrap(obj(e7).replace('"kind":0', '"kind":-0')), false);
+  add("created_at 2^53", wrap(obj(fresh({ created_at: 2 ** 53, content: "2^53" }))), false);
+  add("created_at 1e21", wrap(obj(fresh({ created_at: 1e21 }))), false);
+  add("fractional created_at", wrap(obj(fresh({ created_at: 1.5 }))), false);
+  const e8 = fresh({ content: "a\ud800b" });
+  add("content with an escaped lone surrogate", wrap(obj(e8)), false);
+  // Duplicated fields: JSON.parse keeps the last one.
+  const e9 = fresh();
+  add("content twice, the real one last", wrap(obj(e9).replace('"content":"raw"', '"content":"forged","content":"raw"')), false);
+  const e10 = fresh();
+  add("content twice, a forged one last", wrap(obj(e10).replace('"content":"raw"', '"content":"raw","content":"forged"')), false);
+  add("event an array", wrap(JSON.stringify(Object.values(fresh()))), false);
+  add("event null", wrap("null"), false);
+  add("sub id a number", wrap(obj(fresh()), "5"), false);
+  add("no event", '["EVENT","s"]', false);
+  add("EVENTS", `["EVENTS","s",${obj(fresh())}]`, false);
+  add("truncated", wrap(obj(fresh())).slice(0, -9), false);
+  add("trailing comma", `["EVENT","s",${obj(fresh())},]`, false);
+  add("byte order mark", "\ufeff" + wrap(obj(fresh())), false);
+  add("raw control character in content", wrap(obj(fresh({ content: "tab" })).replace('"tab"', '"t\u0001b"')), false);
+  add("single quotes", wrap(obj(fresh())).replace('"EVENT"', "'EVENT'"), false);
+  add("canonical, after all that", wrap(obj(fresh())), true);
+  return out;
+}
+
+/** nostr-tools' verdict (1/0) on the event of a frame's text, as the tap's JavaScript path reads it. */
+export function frameVerdict(text) {
+  let m;
+  try {
+    m = JSON.parse(text);
+  } catch {
+    return 0;
+  }
+  if (!Array.isArray(m) || m.length < 3 || m[0] !== "EVENT" || typeof m[1] !== "string") return 0;
+  return expected(() => m[2]);
+}

@@ -7,7 +7,7 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { schnorr } from "@noble/curves/secp256k1.js";
 import { sha256 } from "@noble/hashes/sha2.js";
-import { cases, expected, randomBatch, rng, secretKey } from "./events.mjs";
+import { cases, expected, frameVerdict, randomBatch, rawFrames, rng, secretKey } from "./events.mjs";
 
 const require = createRequire(import.meta.url);
 const pkgDir = new URL("../pkg-node/", import.meta.url).pathname;
@@ -44,6 +44,92 @@ test("random batches with mutations agree with nostr-tools", () => {
     assert.deepEqual([...nv.verifyEvents(events.map((e) => ({ ...e })))], want, `n=${n} k=${k}`);
     assert.deepEqual([...v.verifyEvents(events.map((e) => ({ ...e })))], want, `Verifier n=${n} k=${k}`);
   }
+  v.free();
+});
+
+/** Verifier.verifyFrames on `texts` joined, as the tap's worker calls it: [codes, keys]. */
+function verifyFrames(v, texts, seeds = [7, 0xdeadbeef]) {
+  const joined = texts.join("");
+  const ends = new Uint32Array(texts.length);
+  let at = 0;
+  texts.forEach((t, i) => (ends[i] = at += t.length));
+  const [codes, keys] = v.verifyFrames(new TextEncoder().encode(joined), ends, seeds[0], seeds[1]);
+  return [codes, keys.split("\n")];
+}
+
+/** The code verifyEventsDetailed gives the event JSON.parse reads from a frame's text. */
+function jsCode(v, text) {
+  let event = null;
+  try {
+    const m = JSON.parse(text);
+    if (Array.isArray(m) && m.length >= 3 && m[0] === "EVENT" && typeof m[1] === "string") event = m[2];
+  } catch {
+    event = null;
+  }
+  return v.verifyEventsDetailed([event])[0];
+}
+
+test("verifyFrames decides the frames it reads as JSON.parse does, with its codes, and leaves the rest (0)", () => {
+  const v = new nv.Verifier(undefined, 1024);
+  const raw = rawFrames();
+  const texts = raw.map(([, t]) => t);
+  const keyShape = /^[0-9a-f]{64}[0-9a-z]{1,7}\.[0-9a-z]{1,7}$/;
+  // One batch of all, and each frame alone: the same codes and keys.
+  const batch = verifyFrames(v, texts);
+  const alone = texts.map((t) => verifyFrames(v, [t]));
+  for (const [codes, keys] of [batch, [alone.map(([c]) => c[0]), alone.map(([, k]) => k[0])]]) {
+    raw.forEach(([what, text, rustDecides], i) => {
+      const want = jsCode(v, text);
+      assert.equal(want === 1, frameVerdict(text) === 1, `the JavaScript path agrees with nostr-tools: ${what}`);
+      if (rustDecides) assert.equal(codes[i], want, `decided in Rust as in JavaScript: ${what}`);
+      else assert.equal(codes[i], 0, `left to JSON.parse: ${what}`);
+      if (codes[i] === 1) {
+        assert.match(keys[i], keyShape, what);
+        assert.equal(keys[i].slice(0, 64), JSON.parse(text)[2].id);
+      } else assert.equal(keys[i], "", what);
+    });
+  }
+  assert.deepEqual(alone.map(([, k]) => k[0]), batch[1], "keys do not depend on the batch");
+  // Every case of the package tests, as a relay writes it: what Rust decides, it decides as
+  // verifyEventsDetailed does; and it decides every ordinary event.
+  const cs = cases().filter(([, , jsonSafe]) => jsonSafe);
+  const caseTexts = cs.map(([, make]) => JSON.stringify(["EVENT", "s", make()]));
+  const [codes] = verifyFrames(v, caseTexts);
+  cs.forEach(([what], i) => {
+    // Undecided: a lone surrogate (escaped by JSON.stringify), a number JSON.stringify writes
+    // as a float, or not an event of strings and numbers.
+    const exotic = /\\ud[89a-f]/.test(caseTexts[i]) || /"(created_at|kind)":(-?\d*\.|\d+e|[^-\d])/.test(caseTexts[i]);
+    if (codes[i] !== 0) assert.equal(codes[i], jsCode(v, caseTexts[i]), `case ${i} (${what})`);
+    else assert.ok(exotic || jsCode(v, caseTexts[i]) === 2, `undecided: ${what}`);
+    if (!exotic && /^valid|^unicode|^escaped|^empty content|^random strings|digit|another|changed/.test(what)) {
+      assert.notEqual(codes[i], 0, `decided in Rust: ${what}`);
+    }
+  });
+  // Random batches with mutations, as one batch of frames.
+  const events = randomBatch(300, 12, 5, 21);
+  const [rc] = verifyFrames(v, events.map((e) => JSON.stringify(["EVENT", "r", e])));
+  assert.deepEqual([...rc].map((c) => +(c === 1)), events.map((e) => expected(() => ({ ...e }))));
+  v.free();
+});
+
+test("verifyFrames: ends that do not delimit the string, bytes that are not UTF-8, nothing: 0s, no exception", () => {
+  const v = new nv.Verifier();
+  const good = rawFrames()[0][1];
+  const bytes = new TextEncoder().encode(good + good);
+  const n = good.length;
+  for (const [ends, want] of [
+    [[n, 2 * n], [1, 1]],
+    [[n, 2 * n + 1], [1, 0]],
+    [[2 * n, n], [0, 0]],
+    [[n - 1, 2 * n], [0, 0]],
+    [[], []],
+  ]) {
+    const [codes, keys] = v.verifyFrames(bytes, Uint32Array.from(ends), 1, 2);
+    assert.deepEqual([...codes].map((c) => +(c === 1)), want, JSON.stringify(ends));
+    assert.equal(keys.split("\n").length, Math.max(1, ends.length));
+  }
+  const notUtf8 = Uint8Array.from([...bytes.subarray(0, n), 0xff, ...bytes.subarray(n)]);
+  assert.deepEqual([...v.verifyFrames(notUtf8, Uint32Array.from([n, 2 * n + 1]), 1, 2)[0]], [0, 0]);
   v.free();
 });
 

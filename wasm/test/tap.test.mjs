@@ -5,7 +5,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createRequire } from "node:module";
-import { cases, expected, randomBatch } from "./events.mjs";
+import { author, cases, expected, frameVerdict, randomBatch, rawFrames, sign } from "./events.mjs";
 
 const require = createRequire(import.meta.url);
 const WS = require("ws");
@@ -127,6 +127,8 @@ for (const worker of [true, false]) {
     const { viaProperty } = await record(tap, server.url, { stop: (ev) => ev.data === '["EOSE","s"]' });
     const wantFrames = events.map((e) => frame(e)).filter((_, i) => want[i] === 1);
     assert.deepEqual(viaProperty.slice(1, -2), wantFrames, "the valid events, in order, each once");
+    // The keys the worker wrote (in Rust for most frames) are the ones tap.verifyEvent computes.
+    for (const f of wantFrames) assert.equal(tap.verifyEvent(JSON.parse(f)[2]), true, f);
     assert.equal(viaProperty.at(-2), '["EOSE","s"]');
     const st = tap.stats();
     const r = st.relays[server.url];
@@ -136,7 +138,67 @@ for (const worker of [true, false]) {
     await tap.close();
     await server.close();
   });
+
+  test(`${mode}: raw frames: JSON.parse's reading decides, whether Rust or JavaScript parses them`, async () => {
+    const raw = rawFrames();
+    const server = await serve((ws) => {
+      for (const [, text] of raw) ws.send(text);
+      ws.send('["EOSE","s"]');
+    });
+    const tap = tapWebSocket(WS, { worker, maxBatch: 16 });
+    const { viaProperty } = await record(tap, server.url, { stop: (ev) => ev.data === '["EOSE","s"]' });
+    // What the tap takes for an EVENT frame (["EVENT", with JSON whitespace); it passes the
+    // others ("EVENTS", single quotes) through as it passes NOTICE or EOSE.
+    const isEvent = (t) => /^\s*\[\s*"EVENT"\s*,/.test(t);
+    const wantFrames = raw.map(([, t]) => t).filter((t) => !isEvent(t) || frameVerdict(t) === 1);
+    const valid = wantFrames.filter(isEvent);
+    assert.ok(valid.length >= 15 && wantFrames.length < raw.length);
+    assert.deepEqual(viaProperty.slice(1, -2), wantFrames, "exactly nostr-tools' valid frames (and the others), in order");
+    for (const t of valid) assert.equal(tap.verifyEvent(JSON.parse(t)[2]), true, t);
+    const st = tap.stats();
+    const left = raw.filter(([, t, rustDecides]) => isEvent(t) && !rustDecides).length;
+    assert.equal(st.parsedInJs, left, "what Rust leaves, and only that");
+    await tap.close();
+    await server.close();
+  });
 }
+
+test("a frame holding a raw lone surrogate (no WebSocket delivers one, a custom socket may): its batch goes the JavaScript way", async () => {
+  // JSON.parse keeps the raw lone surrogate; JSON.stringify escapes it: the id covers "\ud800".
+  const a = author(50);
+  const lone = sign({ pubkey: a.pubkey, created_at: 1, kind: 1, tags: [], content: "a\ud800b" }, a.sk);
+  const loneText = frame(lone).replace("\\ud800", "\ud800");
+  assert.notEqual(loneText, frame(lone));
+  assert.equal(frameVerdict(loneText), 1);
+  const plain = randomBatch(5, 2, 0, 31).map((e) => frame(e));
+  const texts = [plain[0], loneText, ...plain.slice(1), '["EOSE","s"]'];
+  // A socket of our own that delivers the texts as they are (UTF-8 would replace the surrogate).
+  class Fake extends EventTarget {
+    constructor(url) {
+      super();
+      this.url = url;
+      this.readyState = 0;
+      setTimeout(() => {
+        this.readyState = 1;
+        this.dispatchEvent(new Event("open"));
+        for (const data of texts) this.dispatchEvent(Object.assign(new Event("message"), { data }));
+      }, 1);
+    }
+    send() {}
+    close() {
+      this.readyState = 3;
+      setTimeout(() => this.dispatchEvent(Object.assign(new Event("close"), { code: 1000, reason: "", wasClean: true })), 1);
+    }
+  }
+  for (const worker of [true, false]) {
+    const tap = tapWebSocket(Fake, { worker });
+    const { viaProperty } = await record(tap, "ws://fake", { stop: (ev) => ev.data === '["EOSE","s"]' });
+    assert.deepEqual(viaProperty.slice(1, -1), texts, `every frame delivered (${worker ? "worker" : "inline"})`);
+    assert.equal(tap.verifyEvent(JSON.parse(loneText)[2]), true);
+    assert.ok(tap.stats().parsedInJs >= 1, JSON.stringify(tap.stats()));
+    await tap.close();
+  }
+});
 
 test("closeAfterForged closes a forging socket; what it sends after that is discarded", async () => {
   const good = randomBatch(40, 4, 0, 13);

@@ -306,6 +306,7 @@ function tapWebSocket(WebSocketImpl, options) {
   const totals = {
     batches: 0,
     verified: 0,
+    parsedInJs: 0,
     copies: 0,
     maxBatchSize: 0,
     maxLatencyMs: 0,
@@ -357,7 +358,10 @@ function tapWebSocket(WebSocketImpl, options) {
     }
     // Not transferred: a worker that fails hands the request, ends included, to the inline engine.
     engine.request("frames", { joined, ends }, { seeds: seedList }).then(
-      (reply) => settle(batch, reply.codes, reply.keys),
+      (reply) => {
+        totals.parsedInJs += reply.undecided;
+        settle(batch, reply.codes, reply.keys);
+      },
       () => settle(batch, null, null),
     );
   }
@@ -652,6 +656,7 @@ function tapWebSocket(WebSocketImpl, options) {
         relays: out,
         batches: totals.batches,
         verified: totals.verified,
+        parsedInJs: totals.parsedInJs,
         maxBatchSize: totals.maxBatchSize,
         copies: totals.copies,
         maxLatencyMs: totals.maxLatencyMs,

@@ -56,6 +56,11 @@ export interface TapStats {
   batches: number;
   /** EVENT frames sent to the verifier. */
   verified: number;
+  /** Of those, frames the verifier parsed with `JSON.parse` rather than in Rust: frames the Rust
+   * reader cannot prove it reads as `JSON.parse` does (a fraction or exponent in a number, an
+   * escaped lone surrogate, a duplicated field, anything but `["EVENT", sub, {...}]`), all of
+   * a batch holding a lone surrogate, and all in engines without `String.prototype.isWellFormed`. */
+  parsedInJs: number;
   /** The largest batch. */
   maxBatchSize: number;
   /** EVENT frames that were copies of an event verified lately or on its way (the same event

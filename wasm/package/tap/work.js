@@ -86,7 +86,17 @@ const WARM_EVENTS = [
 async function warmUp(wasm) {
   const v = new wasm.Verifier();
   const sizes = [48, 192];
-  const batches = sizes.map((n) => Array.from({ length: n }, (_, i) => WARM_EVENTS[i % WARM_EVENTS.length]));
+  // As the tap sends them: EVENT frames joined into one string, with their ends.
+  const frameText = WARM_EVENTS.map((e) => JSON.stringify(["EVENT", "warm-up", e]));
+  const batches = sizes.map((n) => {
+    let joined = "";
+    const ends = new Uint32Array(n);
+    for (let i = 0; i < n; i++) {
+      joined += frameText[i % frameText.length];
+      ends[i] = joined.length;
+    }
+    return [joined, ends];
+  });
   const first = [0, 0];
   const last = [Infinity, Infinity];
   const t0 = performance.now();
@@ -94,7 +104,7 @@ async function warmUp(wasm) {
     for (let round = 0; performance.now() - t0 < 1500; round++) {
       const k = round % 2;
       const s = performance.now();
-      const codes = v.verifyEventsDetailed(batches[k]);
+      const [codes] = v.verifyFrames(utf8Of(batches[k][0]), batches[k][1], 1, 2);
       if (codes[0] !== VERDICT_VALID) return; // never: the events are valid
       const perEvent = (performance.now() - s) / sizes[k];
       if (round < 2) first[k] = perEvent;
@@ -107,6 +117,18 @@ async function warmUp(wasm) {
   }
 }
 
+// A batch's joined frames as UTF-8 (Verifier.verifyFrames' input), in a buffer kept across
+// batches (at most 3 bytes a UTF-16 unit; let go of after a batch of more than 16 MiB).
+const frameEncoder = new TextEncoder();
+let frameBytes = new Uint8Array(1 << 20);
+function utf8Of(s) {
+  if (frameBytes.length < s.length * 3) frameBytes = new Uint8Array(s.length * 3);
+  const { written } = frameEncoder.encodeInto(s, frameBytes);
+  const out = frameBytes.subarray(0, written);
+  if (frameBytes.length > 1 << 24) frameBytes = new Uint8Array(1 << 20);
+  return out;
+}
+
 function createWork(wasm) {
   const verifier = new wasm.Verifier(undefined, SEEN_CAPACITY);
   return {
@@ -117,32 +139,55 @@ function createWork(wasm) {
     frames(batch, seeds) {
       const { joined, ends } = batch;
       const n = ends.length;
-      const events = new Array(n);
+      // Most frames are parsed, serialized and fingerprinted in Rust, with no object built
+      // (Verifier.verifyFrames, nostr-verify-wasm/src/frames.rs); it leaves undecided (code 0)
+      // the frames it cannot prove it reads as JSON.parse does, and a string with a lone
+      // surrogate (which a WebSocket does not deliver) goes the JavaScript way whole.
+      let codes;
+      let keys;
+      let slow = n;
+      if (typeof joined.isWellFormed === "function" && joined.isWellFormed()) {
+        const [fast, fastKeys] = verifier.verifyFrames(utf8Of(joined), ends, seeds[0] >>> 0, seeds[1] >>> 0);
+        codes = fast;
+        keys = fastKeys.split("\n");
+        slow = 0;
+        for (let i = 0; i < n; i++) if (codes[i] === 0) slow++;
+        if (slow === 0) return { codes, keys, undecided: 0 };
+      } else {
+        codes = new Uint8Array(n);
+        keys = new Array(n).fill("");
+      }
+      const at = [];
+      const events = [];
       let start = 0;
       for (let i = 0; i < n; i++) {
-        let event = null;
-        const frame = joined.slice(start, ends[i]);
-        start = ends[i];
-        try {
-          const m = JSON.parse(frame);
-          if (Array.isArray(m) && m.length >= 3 && m[0] === "EVENT" && typeof m[1] === "string") {
-            event = m[2];
+        const end = ends[i];
+        if (codes[i] === 0) {
+          let event = null;
+          try {
+            const m = JSON.parse(joined.slice(start, end));
+            if (Array.isArray(m) && m.length >= 3 && m[0] === "EVENT" && typeof m[1] === "string") {
+              event = m[2];
+            }
+          } catch (_) {
+            event = null; // not JSON: malformed
           }
-        } catch (_) {
-          event = null; // not JSON: malformed
+          at.push(i);
+          events.push(event);
         }
-        events[i] = event;
+        start = end;
       }
-      const codes = verifier.verifyEventsDetailed(events);
-      const keys = new Array(n);
-      for (let i = 0; i < n; i++) {
-        keys[i] = codes[i] === VERDICT_VALID ? deliveredKey(events[i], seeds) : "";
+      const slowCodes = verifier.verifyEventsDetailed(events);
+      for (let j = 0; j < at.length; j++) {
+        const i = at[j];
+        codes[i] = slowCodes[j];
+        keys[i] = slowCodes[j] === VERDICT_VALID ? deliveredKey(events[j], seeds) : "";
       }
-      return { codes, keys };
+      return { codes, keys, undecided: slow };
     },
     // Event objects (already copied to plain values by the caller): one code each.
     events(events) {
-      return { codes: verifier.verifyEventsDetailed(events), keys: null };
+      return { codes: verifier.verifyEventsDetailed(events), keys: null, undecided: 0 };
     },
   };
 }
@@ -151,9 +196,9 @@ function createWork(wasm) {
 // (A ping may carry wasmUrl: the browsers' worker loads the module from there.)
 function handleRequest(work, m) {
   try {
-    if (m.kind === "ping") return [{ id: m.id, codes: new Uint8Array(0), keys: null }, []];
+    if (m.kind === "ping") return [{ id: m.id, codes: new Uint8Array(0), keys: null, undecided: 0 }, []];
     const r = m.kind === "frames" ? work.frames(m.items, m.seeds) : work.events(m.items);
-    return [{ id: m.id, codes: r.codes, keys: r.keys }, [r.codes.buffer]];
+    return [{ id: m.id, codes: r.codes, keys: r.keys, undecided: r.undecided }, [r.codes.buffer]];
   } catch (e) {
     return [{ id: m.id, error: String((e && e.stack) || e) }, []];
   }
