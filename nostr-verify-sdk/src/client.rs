@@ -7,13 +7,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::stream;
-use nostr_gossip::NostrGossip;
 use nostr_sdk::client::Error;
-use nostr_sdk::pool::policy::{AdmitPolicy, AdmitStatus};
 use nostr_sdk::prelude::{
-    BoxedStream, ClientMessage, DatabaseEventStatus, Event, EventId, Events, Filter, NostrDatabase,
-    Output, RejectedReason, RelayMessage, RelayPoolNotification, RelayUrl, ReqExitPolicy,
-    SaveEventStatus, SubscribeAutoCloseOptions, SubscriptionId,
+    BoxedStream, Event, Events, Filter, Output, RelayPoolNotification, RelayUrl, ReqExitPolicy,
+    SubscribeAutoCloseOptions, SubscriptionId,
 };
 use nostr_sdk::Client;
 use tokio::sync::{broadcast, mpsc};
@@ -22,159 +19,23 @@ use tokio::time::Instant;
 
 use crate::transport::{TapEvent, TapHandle};
 
+mod delivery;
+mod driver;
+mod options;
 mod sync;
 
+pub use options::{AutoCloseOptions, ForgedEventPolicy, VerifiedClientOptions};
 pub use sync::{VerifiedSyncOptions, DEFAULT_SYNC_CHUNK, DEFAULT_SYNC_IN_FLIGHT};
 
-/// Options of an auto-closing subscription through the tap
-/// ([`VerifiedClient::subscribe`] with `Some(opts)`): the same conditions as nostr-relay-pool
-/// 0.44's `SubscribeAutoCloseOptions` (whose fields it keeps private, hence a type of this
-/// crate), applied per relay as its `handle_auto_closing` does.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct AutoCloseOptions {
-    /// When a relay's part ends (default `ExitOnEOSE`).
-    pub exit_policy: ReqExitPolicy,
-    /// The whole subscription ends after this long (default: never, as the SDK's).
-    pub timeout: Option<Duration>,
-    /// A relay's part ends when it sent no event of the subscription for this long (counted
-    /// from the REQ, then from its last event; default: never).
-    pub idle_timeout: Option<Duration>,
-}
-
-impl AutoCloseOptions {
-    /// Sets the exit policy.
-    pub fn exit_policy(mut self, policy: ReqExitPolicy) -> Self {
-        self.exit_policy = policy;
-        self
-    }
-
-    /// Sets the overall timeout.
-    pub fn timeout(mut self, timeout: Option<Duration>) -> Self {
-        self.timeout = timeout;
-        self
-    }
-
-    /// Sets the idle timeout.
-    pub fn idle_timeout(mut self, timeout: Option<Duration>) -> Self {
-        self.idle_timeout = timeout;
-        self
-    }
-}
-
-/// Options of [`VerifiedClient`].
-#[derive(Clone, Default)]
-pub struct VerifiedClientOptions {
-    /// The gossip store given to `ClientBuilder::gossip`, if any: events delivered through the
-    /// tap bypass the SDK's admission middleware, so the client feeds them to gossip itself.
-    pub gossip: Option<Arc<dyn NostrGossip>>,
-    /// The admission policy given to `ClientBuilder::admit_policy`, if any (applied to tap
-    /// events the same way, after gossip).
-    pub admit_policy: Option<Arc<dyn AdmitPolicy>>,
-    /// Capacity of each subscription's tap channel (default 1024 when 0). A full channel stops
-    /// the relay's reader (back-pressure).
-    pub channel_capacity: usize,
-    /// What to do with a relay that sends forged events (default: count them only).
-    pub forged_policy: ForgedEventPolicy,
-}
-
-/// What [`VerifiedClient`] does with a relay that sends forged events: an id that is not the
-/// hash of the event, or an invalid signature ([`crate::TapStats::forged`] in that relay's
-/// [`TapHandle::relay_stats`]). Such events are always dropped; the policy decides what
-/// happens to the relay.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum ForgedEventPolicy {
-    /// Count them per relay, nothing else (the default).
-    #[default]
-    Count,
-    /// Disconnect the relay (`Relay::disconnect`: status `Terminated`, no automatic reconnect)
-    /// at its first forged event. `Client::connect_relay` connects it again; its count is kept,
-    /// so the next forged event disconnects it again.
-    Disconnect,
-    /// Ban the relay (`Relay::ban`: status `Banned`, it never reconnects) once it has sent this
-    /// many forged events (0 counts as 1).
-    BanAfter(u64),
-}
-
-impl std::fmt::Debug for VerifiedClientOptions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("VerifiedClientOptions")
-            .field("gossip", &self.gossip.is_some())
-            .field("admit_policy", &self.admit_policy.is_some())
-            .field("channel_capacity", &self.channel_capacity)
-            .field("forged_policy", &self.forged_policy)
-            .finish()
-    }
-}
+use delivery::Core;
+use driver::Driver;
+use options::closing;
 
 const DEFAULT_CHANNEL_CAPACITY: usize = 1024;
 /// Same capacity as nostr-relay-pool's notification channel.
 const NOTIFICATION_CAPACITY: usize = 4096;
 /// Same capacity as nostr-relay-pool's `stream_events` channel.
 const STREAM_CAPACITY: usize = 512;
-
-/// What every delivered event goes through after verification: the SDK's steps after
-/// `verify_and_cache` (`relay/inner.rs` 1201-1253 in nostr-relay-pool 0.44.3).
-struct Core {
-    database: Arc<dyn NostrDatabase>,
-    gossip: Option<Arc<dyn NostrGossip>>,
-    admit_policy: Option<Arc<dyn AdmitPolicy>>,
-    notifications: broadcast::Sender<RelayPoolNotification>,
-}
-
-impl Core {
-    /// Gossip, admission policy, database status and save, `Event` (first seen) and `Message`
-    /// (every copy) notifications. Returns whether the SDK would hand the event to its
-    /// subscription (`false`: rejected, deleted, replaced, ...).
-    async fn admit(&self, relay_url: &RelayUrl, sub: &SubscriptionId, event: &Event) -> bool {
-        if let Some(gossip) = &self.gossip {
-            if gossip.process(event, Some(relay_url)).await.is_err() {
-                return false;
-            }
-        }
-        if let Some(policy) = &self.admit_policy {
-            match policy.admit_event(relay_url, sub, event).await {
-                Ok(AdmitStatus::Success) => {}
-                Ok(AdmitStatus::Rejected { .. }) | Err(_) => return false,
-            }
-        }
-        match self.database.check_id(&event.id).await {
-            Ok(DatabaseEventStatus::Saved) => {}
-            Ok(DatabaseEventStatus::Deleted) | Err(_) => return false,
-            Ok(DatabaseEventStatus::NotExistent) => {
-                let notify = match self.database.save_event(event).await {
-                    Ok(SaveEventStatus::Success) => true,
-                    Ok(SaveEventStatus::Rejected(reason)) => match reason {
-                        RejectedReason::Ephemeral
-                        | RejectedReason::Duplicate
-                        | RejectedReason::Other => true,
-                        RejectedReason::Deleted
-                        | RejectedReason::Expired
-                        | RejectedReason::Replaced
-                        | RejectedReason::InvalidDelete => false,
-                    },
-                    Err(_) => return false,
-                };
-                if !notify {
-                    return false;
-                }
-                if self.notifications.receiver_count() > 0 {
-                    let _ = self.notifications.send(RelayPoolNotification::Event {
-                        relay_url: relay_url.clone(),
-                        subscription_id: sub.clone(),
-                        event: Box::new(event.clone()),
-                    });
-                }
-            }
-        }
-        if self.notifications.receiver_count() > 0 {
-            let _ = self.notifications.send(RelayPoolNotification::Message {
-                relay_url: relay_url.clone(),
-                message: RelayMessage::event(sub.clone(), event.clone()),
-            });
-        }
-        true
-    }
-}
 
 struct Shared {
     core: Arc<Core>,
@@ -583,13 +444,6 @@ impl VerifiedClient {
     }
 }
 
-/// An [`AutoCloseOptions`] with `policy` and an overall `timeout`.
-fn closing(timeout: Duration, policy: ReqExitPolicy) -> AutoCloseOptions {
-    AutoCloseOptions::default()
-        .exit_policy(policy)
-        .timeout(Some(timeout))
-}
-
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -653,177 +507,6 @@ async fn forward(
                 Err(broadcast::error::RecvError::Lagged(_)) => {}
                 Err(broadcast::error::RecvError::Closed) => return,
             }
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy)]
-enum RelayState {
-    /// Before EOSE: events received.
-    Open {
-        events: u16,
-    },
-    /// After EOSE: events received since, and the end for `WaitDurationAfterEOSE`.
-    AfterEose {
-        events: u16,
-        until: Option<Instant>,
-    },
-    Done,
-}
-
-/// One auto-closing tap subscription: applies the exit policy and the idle timeout per relay,
-/// de-duplicates and forwards to the caller's stream.
-struct Driver {
-    client: Client,
-    tap: TapHandle,
-    core: Arc<Core>,
-    id: SubscriptionId,
-    policy: ReqExitPolicy,
-    /// The overall timeout.
-    deadline: Option<Instant>,
-    /// A relay is done after this long without an event of the subscription.
-    idle: Option<Duration>,
-}
-
-impl Driver {
-    async fn run(
-        self,
-        relays: HashSet<RelayUrl>,
-        mut rx: mpsc::Receiver<TapEvent>,
-        etx: mpsc::Sender<Event>,
-    ) {
-        let start = Instant::now();
-        let mut state: HashMap<RelayUrl, RelayState> = relays
-            .into_iter()
-            .map(|r| (r, RelayState::Open { events: 0 }))
-            .collect();
-        // Last event (or the start) per relay, for the idle timeout.
-        let mut last: HashMap<RelayUrl, Instant> =
-            state.keys().map(|r| (r.clone(), start)).collect();
-        let mut seen: HashSet<EventId> = HashSet::new();
-        let mut consumer_gone = false;
-        while !consumer_gone && state.values().any(|s| !matches!(s, RelayState::Done)) {
-            let mut wake = self.deadline;
-            let mut sooner = |t: Instant| wake = Some(wake.map_or(t, |w| w.min(t)));
-            for (url, s) in &state {
-                if let RelayState::AfterEose { until: Some(u), .. } = s {
-                    sooner(*u);
-                }
-                if let (Some(idle), false) = (self.idle, matches!(s, RelayState::Done)) {
-                    sooner(last[url] + idle);
-                }
-            }
-            let next = match wake {
-                Some(w) => tokio::time::timeout_at(w, rx.recv()).await,
-                None => Ok(rx.recv().await),
-            };
-            let ev = match next {
-                Ok(Some(ev)) => ev,
-                Ok(None) => break,
-                Err(_) => {
-                    let now = Instant::now();
-                    if self.deadline.is_some_and(|d| now >= d) {
-                        break; // overall timeout: the SDK's handler sends CLOSE
-                    }
-                    let mut idle_done = Vec::new();
-                    for (url, s) in state.iter_mut() {
-                        if let RelayState::AfterEose { until: Some(u), .. } = s {
-                            if *u <= now {
-                                *s = RelayState::Done;
-                            }
-                        }
-                        if let Some(idle) = self.idle {
-                            if !matches!(s, RelayState::Done) && last[url] + idle <= now {
-                                *s = RelayState::Done;
-                                idle_done.push(url.clone());
-                            }
-                        }
-                    }
-                    if !idle_done.is_empty() {
-                        let _ = self
-                            .client
-                            .send_msg_to(idle_done, ClientMessage::close(self.id.clone()))
-                            .await;
-                    }
-                    continue;
-                }
-            };
-            match ev {
-                TapEvent::Event {
-                    relay_url,
-                    subscription_id,
-                    event,
-                } => {
-                    let deliver = self.core.admit(&relay_url, &subscription_id, &event).await;
-                    let Some(s) = state.get_mut(&relay_url) else {
-                        continue;
-                    };
-                    if matches!(s, RelayState::Done) {
-                        continue;
-                    }
-                    last.insert(relay_url.clone(), Instant::now());
-                    if deliver && seen.insert(event.id) && etx.send(*event).await.is_err() {
-                        consumer_gone = true;
-                    }
-                    if self.count_event(s) {
-                        *s = RelayState::Done;
-                        let _ = self
-                            .client
-                            .send_msg_to([relay_url], ClientMessage::close(self.id.clone()))
-                            .await;
-                    }
-                }
-                TapEvent::Eose { relay_url, .. } => {
-                    if let Some(s) = state.get_mut(&relay_url) {
-                        *s = match (self.policy, *s) {
-                            (_, RelayState::Done) => RelayState::Done,
-                            (ReqExitPolicy::ExitOnEOSE, _) => RelayState::Done,
-                            (ReqExitPolicy::WaitDurationAfterEOSE(d), _) => RelayState::AfterEose {
-                                events: 0,
-                                until: Some(Instant::now() + d),
-                            },
-                            (ReqExitPolicy::WaitForEventsAfterEOSE(0), _) => RelayState::Done,
-                            (ReqExitPolicy::WaitForEventsAfterEOSE(_), _) => {
-                                RelayState::AfterEose {
-                                    events: 0,
-                                    until: None,
-                                }
-                            }
-                            (ReqExitPolicy::WaitForEvents(_), s) => s,
-                        };
-                    }
-                }
-                TapEvent::Closed {
-                    relay_url, message, ..
-                } => {
-                    // `auth-required:` is retried by the SDK after authentication.
-                    if !message.starts_with("auth-required:") {
-                        state.insert(relay_url, RelayState::Done);
-                    }
-                }
-                TapEvent::Disconnected { relay_url } => {
-                    if let Some(s) = state.get_mut(&relay_url) {
-                        *s = RelayState::Done;
-                    }
-                }
-            }
-        }
-        self.tap.unregister(&self.id);
-    }
-
-    /// Counts one event for a relay; `true` if the relay's exit policy is now met.
-    fn count_event(&self, s: &mut RelayState) -> bool {
-        match (self.policy, s) {
-            (ReqExitPolicy::WaitForEvents(n), RelayState::Open { events })
-            | (ReqExitPolicy::WaitForEvents(n), RelayState::AfterEose { events, .. }) => {
-                *events = events.saturating_add(1);
-                *events >= n
-            }
-            (ReqExitPolicy::WaitForEventsAfterEOSE(n), RelayState::AfterEose { events, .. }) => {
-                *events = events.saturating_add(1);
-                *events >= n
-            }
-            _ => false,
         }
     }
 }

@@ -17,7 +17,8 @@ use nostr_sdk::prelude::{
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use super::{closing, VerifiedClient};
+use super::options::closing;
+use super::VerifiedClient;
 
 /// Default ids per download REQ ([`VerifiedSyncOptions::chunk_size`]).
 pub const DEFAULT_SYNC_CHUNK: usize = 500;
