@@ -8,6 +8,9 @@ over the limit with its count and exits 1, or prints nothing and exits 0. A file
 itself a test module (declared `#[cfg(test)] mod name;`) is not counted, nor are test files
 (`tests/`) and the benchmarks' and examples' programs.
 Python 3 standard library only.
+
+Files named in ALLOWED are known debts with a reason: printed on stderr, they do not fail
+(up to the count given, so they cannot grow); an allowance no longer needed is reported.
 """
 import os
 import re
@@ -15,6 +18,11 @@ import sys
 
 LIMIT = 600
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+ALLOWED = {
+    # Being changed by another helper (the WebSocket frames) when the check was written; to be
+    # split by meaning after that lands (issue 49).
+    "nostr-verify-wasm/src/lib.rs": 900,
+}
 SRC_DIRS = [
     "src",
     "nostr-verify-sdk/src",
@@ -72,9 +80,17 @@ def main():
                     n = code_lines(p)
                     if n > LIMIT:
                         over.append((os.path.relpath(p, ROOT), n))
+    failed = False
     for p, n in sorted(over):
-        print(f"{p}: {n} lines outside #[cfg(test)] (limit {LIMIT})")
-    sys.exit(1 if over else 0)
+        if p in ALLOWED and n <= ALLOWED[p]:
+            print(f"{p}: {n} lines outside #[cfg(test)] (known, allowed up to {ALLOWED[p]})",
+                  file=sys.stderr)
+        else:
+            failed = True
+            print(f"{p}: {n} lines outside #[cfg(test)] (limit {LIMIT})")
+    for p in sorted(set(ALLOWED) - {q for q, _ in over}):
+        print(f"file-lengths: {p} is within the limit now: remove its allowance", file=sys.stderr)
+    sys.exit(1 if failed else 0)
 
 
 if __name__ == "__main__":

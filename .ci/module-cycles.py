@@ -20,12 +20,26 @@ The graph, per crate (each `src/lib.rs` / `src/main.rs` of the crates listed in 
   descendants is a re-export, not an edge; the parent publishes the child's items, it does not
   depend on them. A private `use child::Item` that the parent's own code uses is an edge.
 - `$crate::` in macros, comments, strings and `#[cfg]` are ignored (every cfg arm counts).
+
+Cycles named in ALLOWED (by crate and their set of modules) are known debts with a reason:
+they are printed as such on stderr and do not fail; any other cycle fails. An allowance that
+no longer matches a cycle is reported on stderr, to be removed.
 """
 import os
 import re
 import sys
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+ALLOWED = {
+    # Issue 49, deliverable 3 ("the batch verifier reads top to bottom"): `impl Verifier` is
+    # spread over batch.rs, equation.rs and narrow.rs, and batch.rs runs the equation through
+    # narrow.rs's `Narrowing::settle`. Left for the session that restructures the batch path.
+    ("nostr-verify", frozenset({"crate::batch", "crate::batch::equation", "crate::batch::narrow"})),
+    # The WebSocket frame verifier (frames.rs, work in progress of another helper when this
+    # was written) imports the crate root's items while lib.rs uses frames.rs: move the shared
+    # items (verdict, BatchVerifier, SeenSignatures, RECORD_HEX) to a leaf module.
+    ("nostr-verify-wasm", frozenset({"crate", "crate::frames"})),
+}
 CRATES = [
     ("nostr-verify", "src/lib.rs"),
     ("nostr-verify-sdk", "nostr-verify-sdk/src/lib.rs"),
@@ -356,6 +370,7 @@ def name(p):
 
 def main():
     found = 0
+    seen_allowed = set()
     for crate, root in CRATES:
         f = os.path.join(ROOT, root)
         if not os.path.exists(f):
@@ -366,13 +381,24 @@ def main():
         for comp in sccs(list(mods), edges):
             if len(comp) < 2:
                 continue
-            found += 1
             cs = set(comp)
-            print(f"{crate}: cycle between {len(comp)} modules:")
+            key = (crate, frozenset(name(p) for p in comp))
+            out = sys.stdout
+            if key in ALLOWED:
+                seen_allowed.add(key)
+                out = sys.stderr
+                print(f"{crate}: known cycle (allowed, see ALLOWED) between {len(comp)} modules:",
+                      file=out)
+            else:
+                found += 1
+                print(f"{crate}: cycle between {len(comp)} modules:")
             for p in sorted(comp):
                 rel = os.path.relpath(mods[p].file, ROOT)
                 deps = ", ".join(name(t) for t in sorted(edges[p] & cs))
-                print(f"  {name(p)} ({rel}) -> {deps}")
+                print(f"  {name(p)} ({rel}) -> {deps}", file=out)
+    for crate, mset in sorted(ALLOWED - seen_allowed, key=str):
+        print(f"module-cycles: the allowance for {crate} {sorted(mset)} matches no cycle now: "
+              "remove it from ALLOWED", file=sys.stderr)
     sys.exit(1 if found else 0)
 
 
