@@ -6,6 +6,7 @@
 #![allow(unreachable_pub)] // test-crate helper modules
 
 mod common;
+#[path = "common/nostr.rs"]
 mod nostr_support;
 
 use nostr_support::*;

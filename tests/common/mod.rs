@@ -1,7 +1,13 @@
-//! Helpers shared by the integration tests.
+//! Helpers shared by the integration tests. Suite-specific helpers live beside this file and
+//! are included by path where needed: `sigs.rs` (signatures and batches), `nostr.rs` (nostr
+//! events for both nostr releases); `scale.rs` is shared with the SDK's and the CLI's tests.
 #![allow(dead_code, unreachable_pub)]
 
 use std::path::PathBuf;
+
+mod scale;
+#[allow(unused_imports)] // not every suite scales its counts
+pub use scale::scale;
 
 /// The big-integer reference of the arithmetic suites (they need the `internals` layers).
 #[cfg(feature = "internals")]
@@ -91,13 +97,4 @@ pub fn vector_file(name: &str) -> String {
         .join("data")
         .join(name);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
-}
-
-/// The count multiplier from `SECP_DIFF_SCALE` (default 1).
-pub fn scale() -> usize {
-    std::env::var("SECP_DIFF_SCALE")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1)
-        .max(1)
 }

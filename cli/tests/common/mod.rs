@@ -40,14 +40,11 @@ pub(crate) fn sample() -> PathBuf {
         .join("events-sample.jsonl")
 }
 
-/// The count multiplier from `SECP_DIFF_SCALE` (default 1).
-pub(crate) fn scale() -> usize {
-    std::env::var("SECP_DIFF_SCALE")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1)
-        .max(1)
-}
+#[path = "../../../tests/common/scale.rs"]
+#[allow(unreachable_pub)] // shared with the other crates' tests, where it is `pub`
+mod scale;
+#[allow(unused_imports)] // not every suite scales its counts
+pub(crate) use scale::scale;
 
 /// A fresh, empty directory under the system temp dir, removed on drop.
 pub(crate) struct TempDir(pub(crate) PathBuf);

@@ -10,14 +10,10 @@ use nostr_verify_sdk::{
     BatchVerifyTransport, DefaultWebsocketTransport, TapOptions, VerifiedClient,
 };
 
-/// Count multiplier from `SECP_DIFF_SCALE` (default 1).
-pub fn scale() -> usize {
-    std::env::var("SECP_DIFF_SCALE")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .filter(|&s: &usize| s > 0)
-        .unwrap_or(1)
-}
+#[path = "../../../tests/common/scale.rs"]
+mod scale;
+#[allow(unused_imports)] // not every suite scales its counts
+pub use scale::scale;
 
 /// Generous bound for anything that should finish quickly.
 pub const BOUND: Duration = Duration::from_secs(60);

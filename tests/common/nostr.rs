@@ -1,5 +1,7 @@
 //! Helpers for the nostr tests: one `Version` trait so every differential test runs against
-//! nostr 0.45 and nostr 0.44 alike, JSON-level event construction and mutation.
+//! nostr 0.45 and nostr 0.44 alike, JSON-level event construction and mutation. Included by
+//! path (`#[path = "common/nostr.rs"] mod nostr_support;`) by the suites that need it, like
+//! `sigs.rs`; until issue 49 it was `tests/nostr_support/`.
 #![allow(dead_code)]
 
 use nostr_verify::EventView;
