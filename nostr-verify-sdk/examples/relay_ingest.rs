@@ -10,13 +10,14 @@
 //! connects outside the measured window, then measures one fetch of every event from every
 //! relay. Rounds alternate stock / ours; medians are reported. The last line is one JSON object.
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use nostr_relay_builder::prelude::{LocalRelay, RateLimit, RelayBuilder};
 use nostr_sdk::prelude::*;
 use nostr_verify_sdk::{BatchVerifyTransport, VerifiedClient};
+
+#[path = "support/relays.rs"]
+mod support;
+use support::{connect, event_db, median, process_cpu_us, read_events, run_relays, Relays};
 
 struct Args {
     events: usize,
@@ -55,62 +56,14 @@ fn parse_args() -> Args {
     a
 }
 
-/// CPU time of the whole process (all threads), in microseconds.
-/// The whole process's CPU time in microseconds.
-fn process_cpu_us() -> u64 {
-    cpu_time::ProcessTime::now().as_duration().as_micros() as u64
-}
-
-/// Child: serve the events of `file` from `relays` local relays; print their URLs; exit on
-/// stdin EOF.
+/// Child: serve the events of `file` from `relays` local relays sharing one database; print
+/// their URLs; exit on stdin EOF.
 async fn serve(file: &str, relays: usize, events: usize) {
-    let db = MemoryDatabase::with_opts(MemoryDatabaseOptions {
-        events: true,
-        max_events: None,
-    });
-    let f = std::fs::File::open(file).expect("event file");
-    for line in BufReader::new(f).lines() {
-        let ev = Event::from_json(line.expect("line")).expect("event json");
+    let db = event_db();
+    for ev in read_events(file) {
         db.save_event(&ev).await.expect("save");
     }
-    let mut running = Vec::new();
-    for _ in 0..relays {
-        let builder = RelayBuilder::default()
-            .database(db.clone())
-            .max_filter_limit(events + 100)
-            .default_filter_limit(events + 100)
-            .rate_limit(RateLimit {
-                max_reqs: 500,
-                notes_per_minute: 1_000_000,
-            });
-        let relay = LocalRelay::new(builder);
-        relay.run().await.expect("relay");
-        println!("{}", relay.url().await);
-        running.push(relay);
-    }
-    println!("ready");
-    std::io::stdout().flush().unwrap();
-    tokio::task::spawn_blocking(|| {
-        let mut s = String::new();
-        while std::io::stdin()
-            .read_line(&mut s)
-            .map(|n| n > 0)
-            .unwrap_or(false)
-        {}
-    })
-    .await
-    .unwrap();
-    for r in running {
-        r.shutdown();
-    }
-}
-
-async fn connect(client: &Client, urls: &[RelayUrl]) {
-    for u in urls {
-        client.add_relay(u.clone()).await.unwrap();
-    }
-    let out = client.try_connect(Duration::from_secs(10)).await;
-    assert_eq!(out.success.len(), urls.len());
+    run_relays(vec![db; relays], events).await;
 }
 
 const TIMEOUT: Duration = Duration::from_secs(300);
@@ -146,11 +99,6 @@ async fn ours_round(urls: &[RelayUrl]) -> (u64, Vec<EventId>, nostr_verify_sdk::
     (cpu, events.iter().map(|e| e.id).collect(), stats)
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
-}
-
 #[tokio::main]
 async fn main() {
     let args = parse_args();
@@ -160,46 +108,14 @@ async fn main() {
     }
 
     // Events, signed here and handed to the child through a file.
-    let keys: Vec<Keys> = (0..args.authors.max(1)).map(|_| Keys::generate()).collect();
-    let path = std::env::temp_dir().join(format!("relay_ingest_{}.jsonl", std::process::id()));
-    {
-        let mut f = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
-        for i in 0..args.events {
-            let ev = EventBuilder::new(Kind::TextNote, format!("relay_ingest note {i}"))
-                .custom_created_at(Timestamp::from(1_700_000_000 + i as u64))
-                .sign_with_keys(&keys[i % keys.len()])
-                .unwrap();
-            writeln!(f, "{}", ev.as_json()).unwrap();
-        }
-    }
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--serve",
-            path.to_str().unwrap(),
-            "--relays",
-            &args.relays.to_string(),
-            "--events",
-            &args.events.to_string(),
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("spawn relay child");
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut urls = Vec::new();
-    for line in lines.by_ref() {
-        let line = line.unwrap();
-        if line == "ready" {
-            break;
-        }
-        urls.push(RelayUrl::parse(&line).unwrap());
-    }
+    let relays = Relays::start("relay_ingest", args.events, args.authors, args.relays);
+    let urls = relays.urls.clone();
     println!(
         "relay_ingest: {} events, {} authors, {} relays (child pid {}), {} rounds",
         args.events,
         args.authors,
         urls.len(),
-        child.id(),
+        relays.child.id(),
         args.rounds
     );
 
@@ -215,9 +131,7 @@ async fn main() {
             };
             println!("round {round}: {side} {:.1} us/event", cpu as f64 / n);
         }
-        drop(child.stdin.take());
-        let _ = child.wait();
-        let _ = std::fs::remove_file(&path);
+        relays.stop();
         return;
     }
     for round in 0..args.rounds {
@@ -244,9 +158,7 @@ async fn main() {
         stock.push(cs as f64 / n);
         ours.push(co as f64 / n);
     }
-    drop(child.stdin.take());
-    let _ = child.wait();
-    let _ = std::fs::remove_file(&path);
+    relays.stop();
 
     let (s, o) = (median(stock), median(ours));
     println!(

@@ -17,13 +17,13 @@
 //! event ids (all of them). Medians over the rounds; the last line is one JSON object.
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
-use std::time::Duration;
 
-use nostr_relay_builder::prelude::{LocalRelay, RateLimit, RelayBuilder};
 use nostr_sdk::prelude::*;
 use nostr_verify_sdk::{BatchVerifyTransport, TapStats, VerifiedClient, VerifiedSyncOptions};
+
+#[path = "support/relays.rs"]
+mod support;
+use support::{connect, event_db, median, process_cpu_us, read_events, run_relays, Relays};
 
 struct Args {
     events: usize,
@@ -67,11 +67,6 @@ fn parse_args() -> Args {
     a
 }
 
-/// The whole process's CPU time (all threads), in microseconds.
-fn process_cpu_us() -> u64 {
-    cpu_time::ProcessTime::now().as_duration().as_micros() as u64
-}
-
 /// The event indexes relay `r` of `relays` holds: an equal slice, extended by a fifth of a
 /// slice into each neighbour's (with 2 relays: 0..60 % and 40..100 %, 20 % on both).
 fn share(r: usize, relays: usize, events: usize) -> std::ops::Range<usize> {
@@ -92,63 +87,16 @@ fn share(r: usize, relays: usize, events: usize) -> std::ops::Range<usize> {
 /// Child: serve the events of `file` from `relays` local relays, each with its own database
 /// holding its share; print their URLs; exit on stdin EOF.
 async fn serve(file: &str, relays: usize, events: usize) {
-    let f = std::fs::File::open(file).expect("event file");
-    let all: Vec<Event> = BufReader::new(f)
-        .lines()
-        .map(|l| Event::from_json(l.expect("line")).expect("event json"))
-        .collect();
-    let mut running = Vec::new();
+    let all = read_events(file);
+    let mut dbs = Vec::new();
     for r in 0..relays {
-        let db = MemoryDatabase::with_opts(MemoryDatabaseOptions {
-            events: true,
-            max_events: None,
-        });
+        let db = event_db();
         for ev in &all[share(r, relays, all.len())] {
             db.save_event(ev).await.expect("save");
         }
-        let builder = RelayBuilder::default()
-            .database(db)
-            .max_filter_limit(events + 100)
-            .default_filter_limit(events + 100)
-            .rate_limit(RateLimit {
-                max_reqs: 500,
-                notes_per_minute: 1_000_000,
-            });
-        let relay = LocalRelay::new(builder);
-        relay.run().await.expect("relay");
-        println!("{}", relay.url().await);
-        running.push(relay);
+        dbs.push(db);
     }
-    println!("ready");
-    std::io::stdout().flush().unwrap();
-    tokio::task::spawn_blocking(|| {
-        let mut s = String::new();
-        while std::io::stdin()
-            .read_line(&mut s)
-            .map(|n| n > 0)
-            .unwrap_or(false)
-        {}
-    })
-    .await
-    .unwrap();
-    for r in running {
-        r.shutdown();
-    }
-}
-
-fn event_db() -> MemoryDatabase {
-    MemoryDatabase::with_opts(MemoryDatabaseOptions {
-        events: true,
-        max_events: None,
-    })
-}
-
-async fn connect(client: &Client, urls: &[RelayUrl]) {
-    for u in urls {
-        client.add_relay(u.clone()).await.unwrap();
-    }
-    let out = client.try_connect(Duration::from_secs(10)).await;
-    assert_eq!(out.success.len(), urls.len());
+    run_relays(dbs, events).await;
 }
 
 fn filter() -> Filter {
@@ -210,11 +158,6 @@ async fn ours_round(
     (cpu, ids, stats)
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
-}
-
 #[tokio::main]
 async fn main() {
     let args = parse_args();
@@ -224,40 +167,8 @@ async fn main() {
     }
 
     // Events, signed here and handed to the child through a file.
-    let keys: Vec<Keys> = (0..args.authors.max(1)).map(|_| Keys::generate()).collect();
-    let path = std::env::temp_dir().join(format!("relay_sync_{}.jsonl", std::process::id()));
-    {
-        let mut f = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
-        for i in 0..args.events {
-            let ev = EventBuilder::new(Kind::TextNote, format!("relay_sync note {i}"))
-                .custom_created_at(Timestamp::from(1_700_000_000 + i as u64))
-                .sign_with_keys(&keys[i % keys.len()])
-                .unwrap();
-            writeln!(f, "{}", ev.as_json()).unwrap();
-        }
-    }
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--serve",
-            path.to_str().unwrap(),
-            "--relays",
-            &args.relays.to_string(),
-            "--events",
-            &args.events.to_string(),
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("spawn relay child");
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut urls = Vec::new();
-    for line in lines.by_ref() {
-        let line = line.unwrap();
-        if line == "ready" {
-            break;
-        }
-        urls.push(RelayUrl::parse(&line).unwrap());
-    }
+    let relays = Relays::start("relay_sync", args.events, args.authors, args.relays);
+    let urls = relays.urls.clone();
     let copies: usize = (0..args.relays)
         .map(|r| share(r, args.relays, args.events).len())
         .sum();
@@ -266,7 +177,7 @@ async fn main() {
         args.events,
         copies,
         urls.len(),
-        child.id(),
+        relays.child.id(),
         args.authors,
         args.rounds
     );
@@ -298,9 +209,7 @@ async fn main() {
         ours.push(co as f64 / n);
         stock_passes.push(passes);
     }
-    drop(child.stdin.take());
-    let _ = child.wait();
-    let _ = std::fs::remove_file(&path);
+    relays.stop();
 
     let (s, o) = (median(stock), median(ours));
     println!(
