@@ -35,10 +35,6 @@ ALLOWED = {
     # spread over batch.rs, equation.rs and narrow.rs, and batch.rs runs the equation through
     # narrow.rs's `Narrowing::settle`. Left for the session that restructures the batch path.
     ("nostr-verify", frozenset({"crate::batch", "crate::batch::equation", "crate::batch::narrow"})),
-    # The WebSocket frame verifier (frames.rs, work in progress of another helper when this
-    # was written) imports the crate root's items while lib.rs uses frames.rs: move the shared
-    # items (verdict, BatchVerifier, SeenSignatures, RECORD_HEX) to a leaf module.
-    ("nostr-verify-wasm", frozenset({"crate", "crate::frames"})),
 }
 CRATES = [
     ("nostr-verify", "src/lib.rs"),

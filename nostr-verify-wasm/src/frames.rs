@@ -25,7 +25,9 @@
 //! [`crate::verify_packed_events_detailed`] with every other frame of the batch: one batch, one
 //! multi-scalar multiplication.
 
-use crate::{verdict, verify_packed_events_detailed, BatchVerifier, SeenSignatures, RECORD_HEX};
+use crate::packed::{verdict, verify_packed_events_detailed, RECORD_HEX};
+use crate::seen::SeenSignatures;
+use nostr_verify::Verifier as BatchVerifier;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use std::borrow::Cow;
 use std::fmt;
@@ -57,8 +59,10 @@ pub struct FrameVerdicts {
 /// use nostr_verify_wasm::frames::{verify_frames, UNDECIDED};
 /// use nostr_verify_wasm::verdict::MALFORMED;
 /// let mut v = nostr_verify::Verifier::new();
-/// let joined = r#"["EVENT","s",{"id":"x","pubkey":"y","sig":"z","content":"","created_at":1,"kind":1,"tags":[]}]["EVENT","s",{"kind":1.5}]"#;
-/// let got = verify_frames(&mut v, None, joined, &[112, 131], [1, 2]);
+/// let a = r#"["EVENT","s",{"id":"x","pubkey":"y","sig":"z","content":"","created_at":1,"kind":1,"tags":[]}]"#;
+/// let b = r#"["EVENT","s",{"kind":1.5}]"#;
+/// let ends = [a.len() as u32, (a.len() + b.len()) as u32]; // ASCII: UTF-16 units are bytes
+/// let got = verify_frames(&mut v, None, &[a, b].concat(), &ends, [1, 2]);
 /// assert_eq!(got.codes, [MALFORMED, UNDECIDED]);
 /// assert_eq!(got.keys, "\n");
 /// ```
