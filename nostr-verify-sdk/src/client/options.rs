@@ -15,6 +15,8 @@ use crate::transport::TapHandle;
 /// ([`VerifiedClient::subscribe`] with `Some(opts)`): the same conditions as nostr-relay-pool
 /// 0.44's `SubscribeAutoCloseOptions` (whose fields it keeps private, hence a type of this
 /// crate), applied per relay as its `handle_auto_closing` does.
+///
+/// [`VerifiedClient::subscribe`]: crate::VerifiedClient::subscribe
 #[derive(Debug, Clone, Copy, Default)]
 pub struct AutoCloseOptions {
     /// When a relay's part ends (default `ExitOnEOSE`).
@@ -47,6 +49,8 @@ impl AutoCloseOptions {
 }
 
 /// Options of [`VerifiedClient`].
+///
+/// [`VerifiedClient`]: crate::VerifiedClient
 #[derive(Clone, Default)]
 pub struct VerifiedClientOptions {
     /// The gossip store given to `ClientBuilder::gossip`, if any: events delivered through the
@@ -66,6 +70,8 @@ pub struct VerifiedClientOptions {
 /// hash of the event, or an invalid signature ([`crate::TapStats::forged`] in that relay's
 /// [`TapHandle::relay_stats`]). Such events are always dropped; the policy decides what
 /// happens to the relay.
+///
+/// [`VerifiedClient`]: crate::VerifiedClient
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum ForgedEventPolicy {
     /// Count them per relay, nothing else (the default).
