@@ -43,6 +43,7 @@
 mod equation;
 mod narrow;
 mod prepare;
+mod stats;
 #[cfg(test)]
 mod testing;
 mod thread_local;
@@ -50,6 +51,7 @@ mod weights;
 mod work;
 
 pub(crate) use self::equation::Threads;
+pub use self::stats::Stats;
 pub use self::thread_local::with_thread_verifier;
 
 use self::narrow::Narrowing;
@@ -72,36 +74,6 @@ pub const MIN_BATCH: usize = 4;
 /// (`cargo run --profile bench -p nostr-verify-bench --example two_threads`). From these sizes on, the extra stays
 /// within about a tenth of the batch's one-thread CPU time.
 pub(crate) const TWO_THREADS_MIN_LIFTS: usize = 2048;
-
-/// [`Verifier::verify_batch_two_threads`] splits the top-level MSM from this many points on
-/// (see [`TWO_THREADS_MIN_LIFTS`]): about 1,000 signatures by distinct keys, 3,000 by a few.
-pub(crate) const TWO_THREADS_MIN_POINTS: usize = 3000;
-
-/// Counters kept by a [`Verifier`]. New counters may be added in any release
-/// (`#[non_exhaustive]`): read the fields, do not build the struct. The first six have the
-/// names they had in `nostr-verify` 0.1.0 (crates.io), so a program written against it reads
-/// the same counters.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Stats {
-    /// Batch equations evaluated (including the ones on halves while narrowing).
-    pub batches: u64,
-    /// Batch equations that held.
-    pub batches_passed: u64,
-    /// Signatures accepted by a batch equation that held.
-    pub batched: u64,
-    /// Signatures checked one at a time with libsecp256k1.
-    pub one_at_a_time: u64,
-    /// Narrowings that spent their work budget and checked the rest one at a time (see
-    /// [`Verifier::verify_batch`]).
-    pub budget_exhausted: u64,
-    /// Key-cache hits.
-    pub key_hits: u64,
-    /// Key-cache misses.
-    pub key_misses: u64,
-    /// Of those misses, the keys found in the [`SharedKeyCache`](crate::SharedKeyCache) (no lift needed).
-    pub shared_cache_hits: u64,
-}
 
 /// A batch verifier: a cache of lifted keys, the weights' secret, and scratch buffers.
 /// Use one per thread (it is `Send`); see [`crate::with_thread_verifier`].
@@ -308,10 +280,20 @@ impl Verifier {
             }
             return ok.iter().all(|&b| b);
         }
+        // 1. Prepare: group, pre-check, lift, weigh.
         let unique = self.prepare(sigs, threads);
-        // Signatures that failed their pre-checks make this batch suspect on its own.
-        let wary = self.wary > 0 || self.work.prep.len() != unique;
-        Narrowing::new(self, sigs, ok).settle(threads, wary);
+        let m = self.work.prep.len();
+        let mut search = Narrowing::new(&mut self.work, &mut self.stats, sigs, ok);
+        // A wary verifier (dense failures lately), or a batch whose signatures failed their
+        // pre-checks, probes a large batch before its equation (narrowing's step 1).
+        let wary = self.wary > 0 || m != unique;
+        if let Some(lo) = search.probe_first(wary) {
+            // 2. The equation over the batch (less a probe found invalid).
+            if let Err(failed_cost) = search.equation(lo..m, threads) {
+                // 3. Only when it fails: narrowing finds the verdicts.
+                search.narrow_failed(lo..m, failed_cost);
+            }
+        }
         for i in 0..sigs.len() {
             let d = self.work.dup_of[i];
             if d != u32::MAX {
@@ -364,7 +346,7 @@ impl Verifier {
             return false;
         }
         let m = self.work.prep.len();
-        let held = self.equation(0..m, Threads::One);
+        let held = equation::holds(&mut self.work, 0..m, Threads::One);
         self.stats.batches += 1;
         if held {
             self.stats.batches_passed += 1;

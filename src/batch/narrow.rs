@@ -1,7 +1,7 @@
 //! Narrowing: finding the verdicts when a batch equation fails.
 //!
 //! This module doc is the one statement of the narrowing rules and their cost model; the code
-//! below ([`Narrowing::settle`], [`Narrowing::narrow`]) implements it, and `docs/batch.md` and
+//! below ([`Narrowing::probe_first`], [`Narrowing::narrow_failed`], [`Narrowing::narrow`]) implements it, and `docs/batch.md` and
 //! the README point here. Every equation while narrowing reuses the batch's lifted points,
 //! challenges and weights. Every `false` verdict is libsecp256k1's own.
 //!
@@ -52,8 +52,9 @@
 //!    signatures the sample misses may therefore spend up to twice the nominal budget.
 //!
 
-use super::equation::Threads;
-use super::Verifier;
+use super::equation::{self, Threads};
+use super::stats::Stats;
+use super::work::Work;
 use crate::bip340::{parse_xonly, verify_parsed, SigRef};
 use std::ops::Range;
 
@@ -61,7 +62,7 @@ use std::ops::Range;
 pub(crate) const LEAF: usize = 4;
 
 /// From this many signatures on, one signature is checked with libsecp256k1 before the
-/// equation (module doc, "Narrowing", step 1: [`Verifier::settle`]).
+/// equation (module doc, "Narrowing", step 1: [`Narrowing::probe_first`]).
 pub(crate) const PROBE_FIRST: usize = 128;
 
 /// After a batch with dense failures (at least two invalid signatures, at least one in 16),
@@ -118,67 +119,91 @@ pub(super) fn equation_cost(points: usize) -> u64 {
     points as u64 * per_point
 }
 
-/// The state of one batch's search for its verdicts: the verifier (its prepared batch in
-/// `work.prep`), the caller's signatures and verdicts, and the budget. Its methods take a
-/// range of `prep`.
+/// The state of one batch's search for its verdicts: the prepared batch (`work.prep`), the
+/// verifier's counters, the caller's signatures and verdicts, and the budget. Its methods take
+/// a range of `prep`.
 pub(super) struct Narrowing<'v, 's, 'a> {
-    v: &'v mut Verifier,
+    work: &'v mut Work,
+    stats: &'v mut Stats,
     sigs: &'s [SigRef<'a>],
     ok: &'s mut [bool],
     pub(super) budget: Budget,
 }
 
 impl<'v, 's, 'a> Narrowing<'v, 's, 'a> {
-    /// Narrowing over the batch `v` has prepared from `sigs`; verdicts go to `ok` (by input
-    /// index).
-    pub(super) fn new(v: &'v mut Verifier, sigs: &'s [SigRef<'a>], ok: &'s mut [bool]) -> Self {
+    /// The search over the batch prepared in `work` from `sigs`; verdicts go to `ok` (by input
+    /// index), counts to `stats`.
+    pub(super) fn new(
+        work: &'v mut Work,
+        stats: &'v mut Stats,
+        sigs: &'s [SigRef<'a>],
+        ok: &'s mut [bool],
+    ) -> Self {
         Narrowing {
-            v,
+            work,
+            stats,
             sigs,
             ok,
             budget: Budget::default(),
         }
     }
 
-    /// Finds the verdicts of all of `prep`: the batch equation (on `threads`), and narrowing
-    /// if it fails. Steps 1 to 3 of the rules (module doc); a large batch is probed first only
-    /// when `wary`. Returns the final account.
-    pub(super) fn settle(mut self, threads: Threads, wary: bool) -> Budget {
-        let m = self.v.work.prep.len();
+    /// Step 1 of the rules (module doc): a large batch is probed before its equation when
+    /// `wary`. `None` when the batch is settled already (empty, or a flood checked one at a
+    /// time); else where its equation starts (1 when the probe was invalid and set aside at
+    /// the front, else 0).
+    pub(super) fn probe_first(&mut self, wary: bool) -> Option<usize> {
+        let m = self.work.prep.len();
         if m == 0 {
-            return self.budget;
+            return None;
         }
-        let mut lo = 0;
-        if wary && m >= PROBE_FIRST {
-            let probe = (self.v.work.prep[m / 2].a as usize) % m;
-            let v = self.single(probe);
-            if !v {
-                let second = (probe + 1 + (self.v.work.prep[m / 4].a as usize) % (m - 1)) % m;
-                if !self.single(second) {
-                    for j in (0..m).filter(|&j| j != probe && j != second) {
-                        self.single(j);
-                    }
-                    return self.budget;
-                }
-                self.v.work.prep.swap(0, probe);
-                lo = 1;
+        if !wary || m < PROBE_FIRST {
+            return Some(0);
+        }
+        let probe = (self.work.prep[m / 2].a as usize) % m;
+        if self.single(probe) {
+            return Some(0);
+        }
+        let second = (probe + 1 + (self.work.prep[m / 4].a as usize) % (m - 1)) % m;
+        if !self.single(second) {
+            for j in (0..m).filter(|&j| j != probe && j != second) {
+                self.single(j);
             }
+            return None;
         }
-        self.v.stats.batches += 1;
-        let complete = self.v.equation_terms(lo..m);
-        let top_cost = equation_cost(self.v.work.points.len());
-        if complete && self.v.equation_holds(lo..m, threads) {
-            self.accept(lo..m);
-            return self.budget;
+        self.work.prep.swap(0, probe);
+        Some(1)
+    }
+
+    /// The batch equation over `prep[range]` (on `threads`), outside the budget: `Ok` when it
+    /// held (every signature of the range accepted), else `Err` with its estimated cost.
+    pub(super) fn equation(&mut self, range: Range<usize>, threads: Threads) -> Result<(), u64> {
+        self.stats.batches += 1;
+        let complete = equation::terms(self.work, range.clone());
+        let cost = equation_cost(self.work.points.len());
+        if complete && equation::msm_is_infinity(self.work, threads) {
+            self.accept(range);
+            Ok(())
+        } else {
+            Err(cost)
         }
+    }
+
+    /// Finds the verdicts of `prep[range]` after its equation, of estimated cost
+    /// `failed_cost`, failed: steps 2 to 5 of the rules (module doc). Returns the final
+    /// account.
+    pub(super) fn narrow_failed(mut self, range: Range<usize>, failed_cost: u64) -> Budget {
+        let Range { start: lo, end: m } = range;
+        // The whole batch's size sets the budget (a probe set aside included).
+        let total = self.work.prep.len();
         self.budget = Budget {
             loss: 0,
-            limit: (m as u64 * BUDGET_PER_SIG) as i64,
+            limit: (total as u64 * BUDGET_PER_SIG) as i64,
             exhausted: false,
         };
         // Sample (step 2): about one per four single checks the failed equation cost; exactly
         // one invalid: draw as many again before deciding.
-        let stage = ((top_cost / SINGLE) as usize / 4).min(SAMPLES_MAX / 2);
+        let stage = ((failed_cost / SINGLE) as usize / 4).min(SAMPLES_MAX / 2);
         let mut samples = 0;
         let mut invalid = 0;
         for round in 0..2 {
@@ -187,7 +212,7 @@ impl<'v, 's, 'a> Narrowing<'v, 's, 'a> {
             }
             let end = (samples + stage).min(m - lo);
             for i in samples..end {
-                let prep = &mut self.v.work.prep;
+                let prep = &mut self.work.prep;
                 let pick = lo + i + ((prep[lo + i].a >> 64) as usize) % (m - lo - i);
                 prep.swap(lo + i, pick);
                 invalid += usize::from(!self.single(lo + i));
@@ -199,7 +224,7 @@ impl<'v, 's, 'a> Narrowing<'v, 's, 'a> {
             self.singles(lo..m);
             return self.budget;
         }
-        self.v.shuffle(lo..m);
+        self.shuffle(lo..m);
         // Perhaps the batch's only invalid signature: one equation over the rest tells.
         if invalid == 1 && self.settled_by_equation(lo..m) {
             return self.budget;
@@ -224,10 +249,10 @@ impl<'v, 's, 'a> Narrowing<'v, 's, 'a> {
             return;
         }
         // The equation fails on [lo, hi). Probe one signature picked by its weight.
-        let prep = &self.v.work.prep;
+        let prep = &self.work.prep;
         let probe = lo + (prep[lo].a as usize ^ prep[hi - 1].a as usize) % m;
         let v = self.single(probe);
-        self.v.work.prep.swap(lo, probe);
+        self.work.prep.swap(lo, probe);
         let lo = lo + 1;
         if lo == hi {
             return;
@@ -279,19 +304,19 @@ impl<'v, 's, 'a> Narrowing<'v, 's, 'a> {
         if self.budget.exhausted {
             return None;
         }
-        if !self.v.equation_terms(range.clone()) {
+        if !equation::terms(self.work, range.clone()) {
             return Some(false);
         }
-        let cost = equation_cost(self.v.work.points.len()) as i64;
+        let cost = equation_cost(self.work.points.len()) as i64;
         let b = &mut self.budget;
         if b.loss.saturating_add(cost) > b.limit {
             b.exhausted = true;
-            self.v.stats.budget_exhausted += 1;
+            self.stats.budget_exhausted += 1;
             return None;
         }
         b.loss += cost;
-        self.v.stats.batches += 1;
-        if !self.v.equation_holds(range.clone(), Threads::One) {
+        self.stats.batches += 1;
+        if !equation::msm_is_infinity(self.work, Threads::One) {
             return Some(false);
         }
         self.budget.loss -= range.len() as i64 * SINGLE as i64;
@@ -301,45 +326,21 @@ impl<'v, 's, 'a> Narrowing<'v, 's, 'a> {
 
     /// Records that the equation over `prep[range]` held: all of them valid.
     fn accept(&mut self, range: Range<usize>) {
-        self.v.stats.batches_passed += 1;
-        self.v.stats.batched += range.len() as u64;
-        for p in &self.v.work.prep[range] {
+        self.stats.batches_passed += 1;
+        self.stats.batched += range.len() as u64;
+        for p in &self.work.prep[range] {
             self.ok[p.idx as usize] = true;
         }
     }
 
-    /// libsecp256k1's verdicts on `prep[range]`, one at a time.
-    fn singles(&mut self, range: Range<usize>) {
-        for j in range {
-            self.single(j);
-        }
-    }
-
-    /// libsecp256k1's verdict on prepared signature `j`, recorded and returned.
-    fn single(&mut self, j: usize) -> bool {
-        self.v.stats.one_at_a_time += 1;
-        let p = self.v.work.prep[j];
-        let sig = &self.sigs[p.idx as usize];
-        let key = &mut self.v.work.keys[p.key as usize];
-        let x = key.point.as_mut().and_then(|c| c.xonly());
-        let valid = match x.or_else(|| parse_xonly(sig.pubkey)) {
-            Some(x) => verify_parsed(&x, sig.msg, sig.sig),
-            None => false,
-        };
-        self.ok[p.idx as usize] = valid;
-        valid
-    }
-}
-
-impl Verifier {
     /// Reorders `prep[lo..hi]` by the weights, which the submitter cannot predict: key groups
     /// in the order of their first member's weight, and within a group by weight. The order
     /// the batch arrived in (grouped by key prefix and `r`, both the submitter's choice) no
     /// longer decides which signatures share a narrowing node, so invalid signatures cannot
     /// be placed one per node to make every node fail. Signatures of one key stay adjacent
     /// (one key term per node).
-    pub(super) fn shuffle(&mut self, range: Range<usize>) {
-        let w = &mut self.work;
+    fn shuffle(&mut self, range: Range<usize>) {
+        let w = &mut *self.work;
         w.key_rank.clear();
         w.key_rank.resize(w.keys.len(), 0);
         for p in &w.prep[range.clone()] {
@@ -351,12 +352,49 @@ impl Verifier {
         let rank = &w.key_rank;
         w.prep[range].sort_unstable_by_key(|p| (rank[p.key as usize], p.a));
     }
+
+    /// libsecp256k1's verdicts on `prep[range]`, one at a time.
+    fn singles(&mut self, range: Range<usize>) {
+        for j in range {
+            self.single(j);
+        }
+    }
+
+    /// libsecp256k1's verdict on prepared signature `j`, recorded and returned.
+    fn single(&mut self, j: usize) -> bool {
+        self.stats.one_at_a_time += 1;
+        let p = self.work.prep[j];
+        let sig = &self.sigs[p.idx as usize];
+        let key = &mut self.work.keys[p.key as usize];
+        let x = key.point.as_mut().and_then(|c| c.xonly());
+        let valid = match x.or_else(|| parse_xonly(sig.pubkey)) {
+            Some(x) => verify_parsed(&x, sig.msg, sig.sig),
+            None => false,
+        };
+        self.ok[p.idx as usize] = valid;
+        valid
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::testing::{keyless_sigs, refs_under, signed};
     use super::*;
+    use crate::batch::Verifier;
+
+    /// What `Verifier::run` does after `prepare` (not wary): the equation, then narrowing if
+    /// it fails. Returns the final account.
+    fn settle(v: &mut Verifier, refs: &[SigRef<'_>], ok: &mut [bool]) -> Budget {
+        let mut n = Narrowing::new(&mut v.work, &mut v.stats, refs, ok);
+        let m = n.work.prep.len();
+        match n.probe_first(false) {
+            Some(lo) => match n.equation(lo..m, Threads::One) {
+                Ok(()) => n.budget,
+                Err(cost) => n.narrow_failed(lo..m, cost),
+            },
+            None => n.budget,
+        }
+    }
 
     /// A batch's only invalid signature, picked by the first probe (a secret is searched for
     /// that makes it so): two single checks and one equation over the rest, never a batch's
@@ -481,15 +519,15 @@ mod tests {
         v.prepare(&refs, Threads::One);
         assert_eq!(v.work.prep.len(), 6);
         // As prepared, the key term is there and the equation fails (the signatures are invalid).
-        assert!(!v.equation(0..6, Threads::One));
+        assert!(!equation::holds(&mut v.work, 0..6, Threads::One));
         // A key without its point (a state `prepare` never leaves): the key term cannot be
         // formed, and the equation must fail rather than hold without it.
         for k in v.work.keys.iter_mut() {
             k.point = None;
         }
-        assert!(!v.equation(0..6, Threads::One));
+        assert!(!equation::holds(&mut v.work, 0..6, Threads::One));
         let mut ok = vec![false; 6];
-        let mut n = Narrowing::new(&mut v, &refs, &mut ok);
+        let mut n = Narrowing::new(&mut v.work, &mut v.stats, &refs, &mut ok);
         n.budget.limit = i64::MAX;
         assert_eq!(n.equation_budgeted(0..6), Some(false));
         assert_eq!(ok, [false; 6]);
@@ -509,7 +547,7 @@ mod tests {
             let mut v = Verifier::with_secret([k; 32]);
             let mut ok = vec![false; refs.len()];
             v.prepare(&refs, Threads::One);
-            let b = Narrowing::new(&mut v, &refs, &mut ok).settle(Threads::One, false);
+            let b = settle(&mut v, &refs, &mut ok);
             assert_eq!(ok, want, "secret {k}");
             let st = v.stats();
             assert!(st.budget_exhausted <= 1, "{st:?}");
@@ -546,7 +584,8 @@ mod tests {
         let mut v = Verifier::with_secret([6; 32]);
         v.prepare(&refs, Threads::One);
         let before: Vec<u32> = v.work.prep.iter().map(|p| p.idx).collect();
-        v.shuffle(0..64);
+        let mut ok = vec![false; 64];
+        Narrowing::new(&mut v.work, &mut v.stats, &refs, &mut ok).shuffle(0..64);
         let after: Vec<u32> = v.work.prep.iter().map(|p| p.idx).collect();
         assert_ne!(before, after);
         let mut sorted = after.clone();
@@ -564,7 +603,7 @@ mod tests {
         // Another secret, another order.
         let mut u = Verifier::with_secret([7; 32]);
         u.prepare(&refs, Threads::One);
-        u.shuffle(0..64);
+        Narrowing::new(&mut u.work, &mut u.stats, &refs, &mut ok).shuffle(0..64);
         let other: Vec<u32> = u.work.prep.iter().map(|p| p.idx).collect();
         assert_ne!(after, other);
     }
