@@ -19,24 +19,44 @@ const SEEN_CAPACITY = 1 << 16;
 // the process; a forger who cannot see fingerprints can only guess one (2^-64). Computed from
 // the fields directly (no JSON.stringify): the worker and tap.verifyEvent both pay it per event.
 // Throws when a field has the wrong type (verifyEvent then answers false).
-let fpA = 0;
-let fpB = 0;
-function fpUnit(c) {
-  fpA = Math.imul(fpA ^ c, 0x9e3779b1);
-  fpA ^= fpA >>> 15;
-  fpB = Math.imul(fpB + c, 0x85ebca77);
-  fpB ^= fpB >>> 13;
+// The two lanes live in an Int32Array between strings and in locals within one (module-level
+// `let`s would box every value outside the small-integer range: an allocation a unit).
+const fpState = new Int32Array(2);
+function fpLength(n) {
+  let a = fpState[0];
+  let b = fpState[1];
+  const lo = n & 0xffff;
+  const hi = n >>> 16;
+  a = Math.imul(a ^ lo, 0x9e3779b1);
+  a ^= a >>> 15;
+  b = Math.imul(b + lo, 0x85ebca77);
+  b ^= b >>> 13;
+  a = Math.imul(a ^ hi, 0x9e3779b1);
+  a ^= a >>> 15;
+  b = Math.imul(b + hi, 0x85ebca77);
+  b ^= b >>> 13;
+  fpState[0] = a;
+  fpState[1] = b;
 }
 function fpString(s) {
   if (typeof s !== "string") throw new TypeError("not a string");
   const n = s.length;
-  fpUnit(n & 0xffff);
-  fpUnit(n >>> 16);
-  for (let i = 0; i < n; i++) fpUnit(s.charCodeAt(i));
+  fpLength(n);
+  let a = fpState[0];
+  let b = fpState[1];
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x9e3779b1);
+    a ^= a >>> 15;
+    b = Math.imul(b + c, 0x85ebca77);
+    b ^= b >>> 13;
+  }
+  fpState[0] = a;
+  fpState[1] = b;
 }
 function fingerprint(e, seeds) {
-  fpA = seeds[0];
-  fpB = seeds[1];
+  fpState[0] = seeds[0];
+  fpState[1] = seeds[1];
   fpString(e.pubkey);
   fpString(e.sig);
   if (typeof e.created_at !== "number" || typeof e.kind !== "number") throw new TypeError("not a number");
@@ -44,18 +64,18 @@ function fingerprint(e, seeds) {
   fpString(String(e.kind));
   const tags = e.tags;
   if (!Array.isArray(tags)) throw new TypeError("not an array");
-  fpUnit(tags.length & 0xffff);
-  fpUnit(tags.length >>> 16);
+  fpLength(tags.length);
   for (let i = 0; i < tags.length; i++) {
     const tag = tags[i];
     if (!Array.isArray(tag)) throw new TypeError("not an array");
-    fpUnit(tag.length & 0xffff);
-    fpUnit(tag.length >>> 16);
+    fpLength(tag.length);
     for (let j = 0; j < tag.length; j++) fpString(tag[j]);
   }
   fpString(e.content);
-  const a = Math.imul(fpA ^ (fpA >>> 16), 0x85ebca6b) ^ fpB;
-  const b = Math.imul(fpB ^ (fpB >>> 16), 0xc2b2ae35) ^ a;
+  const fa = fpState[0];
+  const fb = fpState[1];
+  const a = Math.imul(fa ^ (fa >>> 16), 0x85ebca6b) ^ fb;
+  const b = Math.imul(fb ^ (fb >>> 16), 0xc2b2ae35) ^ a;
   return (a >>> 0).toString(36) + "." + (b >>> 0).toString(36);
 }
 
