@@ -48,11 +48,12 @@ pub struct FrameVerdicts {
     pub keys: String,
 }
 
-/// Verifies the frames of `joined`, frame `i` ending at UTF-16 offset `ends[i]` (the
-/// JavaScript string's `length` up to it): one [`verdict`] code each, or [`UNDECIDED`], and
-/// the keys of the valid ones under the tap's fingerprint `seeds`. Offsets that do not
-/// delimit the string (decreasing, past its end, inside a surrogate pair) leave the frames
-/// from there on undecided.
+/// Verifies the frames of `utf8` (the UTF-8 of the joined JavaScript string), frame `i`
+/// ending at UTF-16 offset `ends[i]` (the string's `length` up to it): one [`verdict`] code
+/// each, or [`UNDECIDED`], and the keys of the valid ones under the tap's fingerprint `seeds`.
+/// Offsets that do not delimit the string (decreasing, past its end, inside a surrogate pair)
+/// leave the frames from there on undecided; bytes that are not UTF-8 leave every frame
+/// undecided.
 ///
 /// # Examples
 /// ```
@@ -62,20 +63,24 @@ pub struct FrameVerdicts {
 /// let a = r#"["EVENT","s",{"id":"x","pubkey":"y","sig":"z","content":"","created_at":1,"kind":1,"tags":[]}]"#;
 /// let b = r#"["EVENT","s",{"kind":1.5}]"#;
 /// let ends = [a.len() as u32, (a.len() + b.len()) as u32]; // ASCII: UTF-16 units are bytes
-/// let got = verify_frames(&mut v, None, &[a, b].concat(), &ends, [1, 2]);
+/// let got = verify_frames(&mut v, None, [a, b].concat().as_bytes(), &ends, [1, 2]);
 /// assert_eq!(got.codes, [MALFORMED, UNDECIDED]);
 /// assert_eq!(got.keys, "\n");
 /// ```
 pub fn verify_frames(
     v: &mut BatchVerifier,
     seen: Option<&mut SeenSignatures>,
-    joined: &str,
+    utf8: &[u8],
     ends: &[u32],
     seeds: [u32; 2],
 ) -> FrameVerdicts {
     let n = ends.len();
     let mut codes = vec![UNDECIDED; n];
-    let bounds = byte_ends(joined, ends);
+    // Not UTF-8 (never what `encodeInto` writes): no frame can be delimited.
+    let (joined, bounds) = match std::str::from_utf8(utf8) {
+        Ok(joined) => (joined, byte_ends(joined, ends)),
+        Err(_) => ("", Vec::new()),
+    };
     // The decided frames' events and records, in frame order.
     let mut decided: Vec<(usize, Event<'_>)> = Vec::with_capacity(bounds.len());
     let mut bytes: Vec<u8> = Vec::with_capacity(joined.len());

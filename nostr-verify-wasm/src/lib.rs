@@ -432,19 +432,13 @@ impl JsVerifier {
         #[wasm_bindgen(js_name = seedA)] seed_a: u32,
         #[wasm_bindgen(js_name = seedB)] seed_b: u32,
     ) -> js_sys::Array {
-        let got = match std::str::from_utf8(utf8) {
-            Ok(joined) => frames::verify_frames(
-                &mut self.inner,
-                self.seen.as_mut(),
-                joined,
-                ends,
-                [seed_a, seed_b],
-            ),
-            Err(_) => frames::FrameVerdicts {
-                codes: vec![frames::UNDECIDED; ends.len()],
-                keys: "\n".repeat(ends.len().saturating_sub(1)),
-            },
-        };
+        let got = frames::verify_frames(
+            &mut self.inner,
+            self.seen.as_mut(),
+            utf8,
+            ends,
+            [seed_a, seed_b],
+        );
         js_sys::Array::of2(
             &js_sys::Uint8Array::from(&got.codes[..]).into(),
             &JsValue::from_str(&got.keys),

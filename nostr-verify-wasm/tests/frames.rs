@@ -84,7 +84,7 @@ fn joined(frames: &[String]) -> (String, Vec<u32>) {
 
 fn run(v: &mut Verifier, seen: Option<&mut SeenSignatures>, frames: &[String]) -> FrameVerdicts {
     let (s, ends) = joined(frames);
-    verify_frames(v, seen, &s, &ends, [0x1234_5678, 0x9abc_def0])
+    verify_frames(v, seen, s.as_bytes(), &ends, [0x1234_5678, 0x9abc_def0])
 }
 
 fn sample() -> Vec<Value> {
@@ -173,7 +173,7 @@ fn seen_pairs_and_keys_do_not_change_verdicts_across_batches() {
     assert!(seen.len() >= 60);
     // Another tap's seeds: other fingerprints, the same ids.
     let (s, ends) = joined(&frames);
-    let other = verify_frames(&mut v, None, &s, &ends, [1, 2]);
+    let other = verify_frames(&mut v, None, s.as_bytes(), &ends, [1, 2]);
     assert_eq!(other.codes, first.codes);
     for (a, b) in first.keys.split('\n').zip(other.keys.split('\n')) {
         assert_eq!(a.get(..64), b.get(..64));
@@ -217,4 +217,11 @@ fn frames_it_cannot_read_as_json_parse_does_are_left_undecided() {
     want[11] = VALID;
     assert_eq!(got.codes, want);
     assert_eq!(got.keys.split('\n').count(), frames.len());
+    // Bytes that are not UTF-8: every frame undecided, one (empty) key each.
+    let (s, ends) = joined(&frames);
+    let mut bytes = s.into_bytes();
+    bytes.insert(3, 0xff);
+    let got = verify_frames(&mut v, None, &bytes, &ends, [1, 2]);
+    assert_eq!(got.codes, vec![UNDECIDED; frames.len()]);
+    assert_eq!(got.keys, "\n".repeat(frames.len() - 1));
 }

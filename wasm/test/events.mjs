@@ -277,14 +277,20 @@ export function rawFrames() {
   return out;
 }
 
-/** nostr-tools' verdict (1/0) on the event of a frame's text, as the tap's JavaScript path reads it. */
-export function frameVerdict(text) {
+/** The event of a frame's text as the tap's JavaScript path reads it, or null (not an EVENT frame). */
+export function frameEvent(text) {
   let m;
   try {
     m = JSON.parse(text);
   } catch {
-    return 0;
+    return null;
   }
-  if (!Array.isArray(m) || m.length < 3 || m[0] !== "EVENT" || typeof m[1] !== "string") return 0;
-  return expected(() => m[2]);
+  if (!Array.isArray(m) || m.length < 3 || m[0] !== "EVENT" || typeof m[1] !== "string") return null;
+  return m[2];
+}
+
+/** nostr-tools' verdict (1/0) on the event of a frame's text, as the tap's JavaScript path reads it. */
+export function frameVerdict(text) {
+  const event = frameEvent(text);
+  return event === null ? 0 : expected(() => event);
 }

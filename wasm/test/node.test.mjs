@@ -7,7 +7,7 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { schnorr } from "@noble/curves/secp256k1.js";
 import { sha256 } from "@noble/hashes/sha2.js";
-import { cases, expected, frameVerdict, randomBatch, rawFrames, rng, secretKey } from "./events.mjs";
+import { cases, expected, frameEvent, frameVerdict, randomBatch, rawFrames, rng, secretKey } from "./events.mjs";
 
 const require = createRequire(import.meta.url);
 const pkgDir = new URL("../pkg-node/", import.meta.url).pathname;
@@ -59,14 +59,7 @@ function verifyFrames(v, texts, seeds = [7, 0xdeadbeef]) {
 
 /** The code verifyEventsDetailed gives the event JSON.parse reads from a frame's text. */
 function jsCode(v, text) {
-  let event = null;
-  try {
-    const m = JSON.parse(text);
-    if (Array.isArray(m) && m.length >= 3 && m[0] === "EVENT" && typeof m[1] === "string") event = m[2];
-  } catch {
-    event = null;
-  }
-  return v.verifyEventsDetailed([event])[0];
+  return v.verifyEventsDetailed([frameEvent(text)])[0];
 }
 
 test("verifyFrames decides the frames it reads as JSON.parse does, with its codes, and leaves the rest (0)", () => {
