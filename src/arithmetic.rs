@@ -24,8 +24,10 @@
 #![doc = include_str!("../docs/arithmetic.md")]
 
 pub mod constants;
+pub mod curve_field;
 pub mod field;
 pub mod group;
+pub mod jacobian;
 pub mod kernel;
 pub mod scalar;
 #[cfg(not(nostr_verify_field32))]

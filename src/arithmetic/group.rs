@@ -1,10 +1,9 @@
 //! Points of secp256k1, y² = x³ + 7 over the field mod p, in affine and Jacobian form.
 //!
-//! Formulas are the standard ones for a = 0 curves (Bernstein–Lange, Explicit-Formulas
-//! Database, "dbl-2009-l"-style doubling with 3M + 4S and "madd-2007-bl"/"add-2007-bl"
-//! additions without the Z² caching), written in libsecp256k1's style
-//! (`src/group_impl.h`): each line ends with the magnitude of its result in
-//! parentheses, and the operation count is on the function.
+//! The doubling and addition formulas are written once, over any [`CurveField`], in
+//! [`super::jacobian`]; [`JacobianPoint`] is that type over [`FieldElement`], and this module
+//! adds what only it needs (affine conversion, equality) and the conversions between
+//! representations.
 //!
 //! # Magnitude
 //! [`AffinePoint`] coordinates are normalized when produced here (inputs of magnitude
@@ -16,10 +15,9 @@
 //! points): they are `_vartime` and meant for public data only.
 
 use super::constants::{BETA, G_X, G_Y};
+use super::curve_field::CurveField;
 use super::field::FieldElement;
-
-/// The largest coordinate magnitude the point formulas accept.
-const MAX_COORD_MAGNITUDE: u32 = 4;
+use super::jacobian::{Jacobian, MAX_COORD_MAGNITUDE};
 
 /// A point in affine coordinates `(x, y)`, or the identity when `infinity` is set (then
 /// `x` and `y` are meaningless, conventionally zero).
@@ -36,19 +34,8 @@ pub struct AffinePoint {
     pub infinity: bool,
 }
 
-/// A point in Jacobian coordinates `(X, Y, Z)`, standing for the affine point
-/// `(X/Z², Y/Z³)`; the identity when `infinity` is set or `Z ≡ 0`.
-#[derive(Clone, Copy, Debug)]
-pub struct JacobianPoint {
-    /// X coordinate.
-    pub x: FieldElement,
-    /// Y coordinate.
-    pub y: FieldElement,
-    /// Z coordinate.
-    pub z: FieldElement,
-    /// Whether this is the point at infinity.
-    pub infinity: bool,
-}
+/// A point in Jacobian coordinates over [`FieldElement`] (see [`Jacobian`]).
+pub type JacobianPoint = Jacobian<FieldElement>;
 
 impl PartialEq for AffinePoint {
     fn eq(&self, other: &Self) -> bool {
@@ -240,165 +227,61 @@ impl AffinePoint {
     }
 }
 
-impl JacobianPoint {
-    /// The point at infinity.
-    pub const IDENTITY: Self = Self {
-        x: FieldElement::ZERO,
-        y: FieldElement::ONE,
-        z: FieldElement::ZERO,
-        infinity: true,
-    };
-
+impl<F: CurveField> Jacobian<F> {
     /// `(x, y, 1)`, or the identity.
     #[inline]
     pub fn from_affine(a: &AffinePoint) -> Self {
         if a.infinity {
             return Self::IDENTITY;
         }
-        Self {
-            x: a.x,
-            y: a.y,
-            z: FieldElement::ONE,
-            infinity: false,
-        }
+        Self::from_xy(&F::from_fe(&a.x), &F::from_fe(&a.y))
     }
 
-    /// Whether this is the point at infinity (flag set or Z ≡ 0).
-    #[inline]
-    pub fn is_infinity(&self) -> bool {
-        self.infinity || self.z.normalizes_to_zero()
-    }
-
-    /// `−self = (X, −Y, Z)`.
-    ///
-    /// # Magnitude
-    /// Input coordinates ≤ 4; output Y has magnitude 1.
-    #[inline]
-    #[cfg(any(test, feature = "internals"))]
-    pub fn neg(&self) -> Self {
-        Self {
-            x: self.x,
-            y: self.y.negate(MAX_COORD_MAGNITUDE).normalize_weak(),
-            z: self.z,
-            infinity: self.infinity,
-        }
-    }
-
-    /// `2·self`. Cost: 3M + 4S.
-    ///
-    /// With S = Y², M = 3X², T = 4X·S:
-    /// X₃ = M² − 2T, Y₃ = M·(T − X₃) − 8S², Z₃ = 2Y·Z.
-    /// (a = 0, so the usual `a·Z⁴` term vanishes.)
-    ///
-    /// # Magnitude
-    /// Inputs ≤ 4; outputs X₃, Y₃ magnitude 1, Z₃ magnitude 2.
-    ///
-    /// # Variable time
-    /// Branches on the identity flag. An input with Z ≡ 0 (the identity without its
-    /// flag) or Y ≡ 0 gives Z₃ ≡ 0, the identity, without a check (secp256k1 has no
-    /// point with y = 0, so doubling a finite point never gives the identity).
-    #[rustfmt::skip]
-    pub fn double_vartime(&self) -> Self {
-        if self.infinity {
-            return Self::IDENTITY;
-        }
-        let z3 = self.y.mul(&self.z).mul_int(2);                 // Z₃ = 2·Y·Z          (2)
-        let s = self.y.square();                                 // S = Y²              (1)
-        let m = self.x.square().mul_int(3);                      // M = 3·X²            (3)
-        let t = self.x.mul(&s).mul_int(4);                       // T = 4·X·S           (4)
-        let x3 = m.square().add(&t.mul_int(2).negate(8))         // X₃ = M² − 2T        (1 + 9)
-            .normalize_weak();                                   //                     (1)
-        let y3 = m.mul(&t.add(&x3.negate(1)))                    // M·(T − X₃)          (1)
-            .add(&s.square().mul_int(8).negate(8))               //   − 8·S²            (1 + 9)
-            .normalize_weak();                                   //                     (1)
-        Self { x: x3, y: y3, z: z3, infinity: false }
-    }
-
-    /// `self + b` for an affine `b` ("mixed" addition). Cost: 8M + 3S.
-    ///
-    /// With U₂ = x₂·Z₁², S₂ = y₂·Z₁³, H = U₂ − X₁, R = S₂ − Y₁:
-    /// X₃ = R² − H³ − 2·X₁·H², Y₃ = R·(X₁·H² − X₃) − Y₁·H³, Z₃ = Z₁·H.
-    /// H ≡ 0 means equal x: then R ≡ 0 is a doubling and anything else is P + (−P).
+    /// `self + b` for an affine `b` ([`Jacobian::add_xy_vartime`]). Cost: 8M + 3S.
     ///
     /// # Magnitude
     /// Inputs ≤ 4; outputs magnitude 1.
     ///
     /// # Variable time
     /// Branches on the identity and the exceptional cases.
-    #[rustfmt::skip]
-    #[cfg(any(test, feature = "internals", nostr_verify_field32))]
+    #[inline]
     pub fn add_affine_vartime(&self, b: &AffinePoint) -> Self {
         if b.infinity {
             return *self;
         }
-        if self.is_infinity() {
-            return Self::from_affine(b);
-        }
-        let z1z1 = self.z.square();                              // Z₁²                 (1)
-        let u2 = b.x.mul(&z1z1);                                 // U₂ = x₂·Z₁²         (1)
-        let s2 = b.y.mul(&z1z1).mul(&self.z);                    // S₂ = y₂·Z₁³         (1)
-        let h = u2.add(&self.x.negate(MAX_COORD_MAGNITUDE));     // H = U₂ − X₁         (6)
-        let r = s2.add(&self.y.negate(MAX_COORD_MAGNITUDE));     // R = S₂ − Y₁         (6)
-        if h.normalizes_to_zero() {
-            return if r.normalizes_to_zero() { self.double_vartime() } else { Self::IDENTITY };
-        }
-        let h2 = h.square();                                     // H²                  (1)
-        let h3 = h.mul(&h2);                                     // H³                  (1)
-        let z3 = self.z.mul(&h);                                 // Z₃ = Z₁·H           (1)
-        let v = self.x.mul(&h2);                                 // V = X₁·H²           (1)
-        let x3 = r.square()                                      // R²                  (1)
-            .add(&h3.negate(1))                                  //   − H³              (3)
-            .add(&v.mul_int(2).negate(2))                        //   − 2V              (6)
-            .normalize_weak();                                   //                     (1)
-        let y3 = r.mul(&v.add(&x3.negate(1)))                    // R·(V − X₃)          (1)
-            .add(&self.y.mul(&h3).negate(1))                     //   − Y₁·H³           (3)
-            .normalize_weak();                                   //                     (1)
-        Self { x: x3, y: y3, z: z3, infinity: false }
+        self.add_xy_vartime(&F::from_fe(&b.x), &F::from_fe(&b.y))
     }
 
-    /// `self + b`. Cost: 12M + 4S.
-    ///
-    /// With U₁ = X₁·Z₂², U₂ = X₂·Z₁², S₁ = Y₁·Z₂³, S₂ = Y₂·Z₁³, H = U₂ − U₁, R = S₂ − S₁:
-    /// X₃ = R² − H³ − 2·U₁·H², Y₃ = R·(U₁·H² − X₃) − S₁·H³, Z₃ = Z₁·Z₂·H.
-    ///
-    /// # Magnitude
-    /// Inputs ≤ 4; outputs magnitude 1.
-    ///
-    /// # Variable time
-    /// Branches on the identity and the exceptional cases.
-    #[rustfmt::skip]
-    pub fn add_vartime(&self, b: &Self) -> Self {
-        if b.is_infinity() {
-            return *self;
+    /// From a [`JacobianPoint`] (coordinates of magnitude ≤ 4).
+    #[inline]
+    pub fn from_jacobian(p: &JacobianPoint) -> Self {
+        if p.is_infinity() {
+            return Self::IDENTITY;
         }
-        if self.is_infinity() {
-            return *b;
+        Self {
+            x: F::from_fe(&p.x),
+            y: F::from_fe(&p.y),
+            z: F::from_fe(&p.z),
+            infinity: false,
         }
-        let z1z1 = self.z.square();                              // Z₁²                 (1)
-        let z2z2 = b.z.square();                                 // Z₂²                 (1)
-        let u1 = self.x.mul(&z2z2);                              // U₁ = X₁·Z₂²         (1)
-        let u2 = b.x.mul(&z1z1);                                 // U₂ = X₂·Z₁²         (1)
-        let s1 = self.y.mul(&z2z2).mul(&b.z);                    // S₁ = Y₁·Z₂³         (1)
-        let s2 = b.y.mul(&z1z1).mul(&self.z);                    // S₂ = Y₂·Z₁³         (1)
-        let h = u2.add(&u1.negate(1));                           // H = U₂ − U₁         (3)
-        let r = s2.add(&s1.negate(1));                           // R = S₂ − S₁         (3)
-        if h.normalizes_to_zero() {
-            return if r.normalizes_to_zero() { self.double_vartime() } else { Self::IDENTITY };
-        }
-        let h2 = h.square();                                     // H²                  (1)
-        let h3 = h.mul(&h2);                                     // H³                  (1)
-        let z3 = self.z.mul(&b.z).mul(&h);                       // Z₃ = Z₁·Z₂·H        (1)
-        let v = u1.mul(&h2);                                     // V = U₁·H²           (1)
-        let x3 = r.square()                                      // R²                  (1)
-            .add(&h3.negate(1))                                  //   − H³              (3)
-            .add(&v.mul_int(2).negate(2))                        //   − 2V              (6)
-            .normalize_weak();                                   //                     (1)
-        let y3 = r.mul(&v.add(&x3.negate(1)))                    // R·(V − X₃)          (1)
-            .add(&s1.mul(&h3).negate(1))                         //   − S₁·H³           (3)
-            .normalize_weak();                                   //                     (1)
-        Self { x: x3, y: y3, z: z3, infinity: false }
     }
 
+    /// The same point as a [`JacobianPoint`] (coordinates of magnitude ≤ this one's).
+    #[inline]
+    pub fn to_jacobian(&self) -> JacobianPoint {
+        if self.is_infinity() {
+            return JacobianPoint::IDENTITY;
+        }
+        JacobianPoint {
+            x: self.x.to_fe(),
+            y: self.y.to_fe(),
+            z: self.z.to_fe(),
+            infinity: false,
+        }
+    }
+}
+
+impl JacobianPoint {
     /// Whether both stand for the same point (cross-multiplied, no inversion).
     ///
     /// # Variable time

@@ -7,18 +7,16 @@
 //! convert at their boundaries: the arms' square roots and batch-affine pair additions
 //! (`crate::backend`), their Pippenger pool ([`WordPoint`], chosen by the backend through
 //! `backend::with_pool`), and the serial tails of the multiplication (Straus's doubling chain,
-//! Pippenger's Horner loop and bucket-reduction joins, in [`Jacobian4x64`]).
+//! Pippenger's Horner loop and bucket-reduction joins, in
+//! [`super::jacobian::Jacobian`]`<`[`FieldElement4x64`]`>`).
 //!
 //! - [`FieldElement4x64`]: any 256-bit value stands for itself mod p; only `reduce` gives
 //!   the canonical one. No magnitudes.
-//! - [`Jacobian4x64`]: the same formulas as [`super::group::JacobianPoint`] on those words.
 //! - [`WordPoint`]: a canonical affine point in one 64-byte cache line, the identity
 //!   flagged by an x of all ones.
 
 mod field;
-mod jacobian;
 mod point;
 
 pub use field::FieldElement4x64;
-pub use jacobian::Jacobian4x64;
 pub use point::WordPoint;

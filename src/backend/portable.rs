@@ -13,6 +13,7 @@ mod straus;
 pub(crate) use self::straus::{odd_multiples, TableBuf};
 pub(crate) use self::straus::{straus_vartime, StrausBuf, G_TABLE_LEN};
 
+use crate::arithmetic::curve_field::CurveField;
 use crate::arithmetic::field::FieldElement;
 use crate::arithmetic::group::AffinePoint;
 use crate::arithmetic::kernel::KernelField as F;
@@ -41,18 +42,25 @@ const LIFT_LANES: usize = 1;
 /// x³ + 7 in the kernels' representation ([`F`]: 4×64-bit words, or 10×26-bit limbs under
 /// `cfg(nostr_verify_field32)`).
 #[inline(always)]
-fn curve_rhs(x: &FieldElement) -> F {
-    let x = F::from_fe(x);
+fn curve_rhs<G: CurveField>(x: &FieldElement) -> G {
+    let x = G::from_fe(x);
     x.square()
         .mul(&x)
-        .add(&F::from_fe(&FieldElement::from_u64(7)))
+        .add(&G::from_fe_normalized(&FieldElement::from_u64(7)))
 }
 
 /// The even root of `r`, normalized, and `true`; or 0 and `false` for a non-residue.
 #[inline(always)]
-fn even_root(r: Option<F>) -> (FieldElement, bool) {
+fn even_root<G: CurveField>(r: Option<G>) -> (FieldElement, bool) {
     match r {
-        Some(r) => (if r.is_odd() { r.neg() } else { r }.to_fe(), true),
+        Some(r) => {
+            let r = if r.is_odd_mod_p() {
+                r.negate(1).normalize_weak()
+            } else {
+                r
+            };
+            (r.to_fe_normalized(), true)
+        }
         None => (FieldElement::ZERO, false),
     }
 }
@@ -73,10 +81,10 @@ pub(crate) fn lift_x_many(xs: &[FieldElement], ys: &mut [FieldElement], ok: &mut
         .zip(ok.chunks_mut(LIFT_LANES))
     {
         match x.len() {
-            1 => lift_group::<1>(x, y, ok),
+            1 => lift_group::<F, 1>(x, y, ok),
             #[cfg(not(nostr_verify_field32))]
-            2 => lift_group::<2>(x, y, ok),
-            _ => lift_group::<LIFT_LANES>(x, y, ok),
+            2 => lift_group::<F, 2>(x, y, ok),
+            _ => lift_group::<F, LIFT_LANES>(x, y, ok),
         }
     }
 }
@@ -84,38 +92,55 @@ pub(crate) fn lift_x_many(xs: &[FieldElement], ys: &mut [FieldElement], ok: &mut
 /// One group of at most `N` lifts, `N` chains interleaved; a short group is padded with
 /// copies of its first x, whose roots are discarded.
 #[inline(always)]
-fn lift_group<const N: usize>(x: &[FieldElement], y: &mut [FieldElement], ok: &mut [bool]) {
-    let mut c = [F::ZERO; N];
+fn lift_group<G: CurveField, const N: usize>(
+    x: &[FieldElement],
+    y: &mut [FieldElement],
+    ok: &mut [bool],
+) {
+    let mut c = [G::ZERO; N];
     for (i, c) in c.iter_mut().enumerate() {
         *c = curve_rhs(x.get(i).unwrap_or(&x[0]));
     }
-    let r = F::sqrt_many_vartime(&c);
+    let r = G::sqrt_many_vartime(&c);
     for ((r, y), ok) in r.into_iter().zip(y.iter_mut()).zip(ok.iter_mut()) {
         (*y, *ok) = even_root(r);
     }
 }
 
-/// The portable arm's part of [`crate::backend::PairScratch`].
-#[derive(Debug, Default)]
-pub(crate) struct PairBuf {
+/// The portable arm's part of [`crate::backend::PairScratch`], in the kernels'
+/// representation (any [`CurveField`] in tests).
+#[derive(Debug)]
+pub(crate) struct PairBuf<G = F> {
     /// Δx of every pair (the word pattern 0 where it is 0 mod p).
-    dx: Vec<F>,
+    dx: Vec<G>,
     /// Prefix products of the nonzero Δx (Montgomery's trick), one per pair.
-    prefix: Vec<F>,
+    prefix: Vec<G>,
     /// What the second pass needs of every pair, converted once in the first.
-    pairs: Vec<PairIn>,
+    pairs: Vec<PairIn<G>>,
 }
 
-/// One pair's inputs in 4×64 words, kept from the first pass of [`add_pairs`] to the second.
+impl<G> Default for PairBuf<G> {
+    fn default() -> Self {
+        Self {
+            dx: Vec::new(),
+            prefix: Vec::new(),
+            pairs: Vec::new(),
+        }
+    }
+}
+
+/// One pair's inputs, kept from the first pass of [`add_pairs`] to the second.
 #[derive(Clone, Copy, Debug)]
-struct PairIn {
-    x1: F,
-    y1: F,
-    /// y₂ − y₁.
-    dy: F,
-    /// x₁ + x₂ ([`F::add_for_mul`]: in the 10×26 build without its carry pass, for
-    /// [`F::sub_of_sum`]).
-    sx: F,
+struct PairIn<G> {
+    /// x₁ (magnitude 1).
+    x1: G,
+    /// y₁ (magnitude 1).
+    y1: G,
+    /// y₂ − y₁ (magnitude ≤ 3).
+    dy: G,
+    /// x₁ + x₂ (magnitude 2: a sum left without its carry pass where there are magnitudes,
+    /// which x₃ = λ² − (x₁ + x₂) absorbs in its one).
+    sx: G,
 }
 
 /// See [`crate::backend::add_affine_pairs_vartime`]; lengths already checked. Inlined into
@@ -220,8 +245,8 @@ fn coords(p: &AffinePoint, q: &AffinePoint) -> [F; 4] {
 #[inline(always)]
 fn affine(x: F, y: F) -> AffinePoint {
     AffinePoint {
-        x: x.to_fe(),
-        y: y.to_fe(),
+        x: x.to_fe_normalized(),
+        y: y.to_fe_normalized(),
         infinity: false,
     }
 }
@@ -254,43 +279,43 @@ const PREFETCH_AHEAD: usize = 8;
 /// A nonzero Δx is never the word pattern 0 (only p is the other pattern of 0), so the
 /// backward pass recognises the pairs left out by that pattern.
 #[inline(always)]
-fn add_pairs(
+fn add_pairs<G: CurveField>(
     n: usize,
-    get: impl Fn(usize) -> [F; 4],
+    get: impl Fn(usize) -> [G; 4],
     prefetch: impl Fn(usize),
-    put: impl FnMut(usize, F, F),
-    buf: &mut PairBuf,
+    put: impl FnMut(usize, G, G),
+    buf: &mut PairBuf<G>,
     equal_x: &mut Vec<u32>,
 ) {
-    add_steps::<false>(n, get, prefetch, put, buf, equal_x);
+    add_steps::<G, false>(n, get, prefetch, put, buf, equal_x);
 }
 
 /// The inputs of the addition `(x₁, y₁) + (x₂, y₂)` as [`add_steps`] keeps them, and its
 /// denominator Δx.
 #[inline(always)]
-fn pair_step(x1: F, y1: F, x2: F, y2: F) -> (PairIn, F) {
+fn pair_step<G: CurveField>(x1: G, y1: G, x2: G, y2: G) -> (PairIn<G>, G) {
     let step = PairIn {
         x1,
         y1,
-        dy: y2.sub_for_mul(&y1),
-        sx: x1.add_for_mul(&x2),
+        dy: y2.sub(&y1, 1),
+        sx: x1.add(&x2),
     };
-    (step, x2.sub_for_mul(&x1))
+    (step, x2.sub(&x1, 1))
 }
 
 /// The inputs of a doubling of `(x, y)` as [`add_steps`] keeps them: λ = 3x²/(2y),
 /// x₃ = λ² − 2x, y₃ = λ·(x − x₃) − y; and its denominator 2y. On secp256k1 y ≠ 0 (no point
 /// of order 2), so the denominator is never 0.
 #[inline(always)]
-fn double_step(x: F, y: F) -> (PairIn, F) {
+fn double_step<G: CurveField>(x: G, y: G) -> (PairIn<G>, G) {
     let x2 = x.square();
     let step = PairIn {
         x1: x,
         y1: y,
-        dy: x2.add_for_mul(&x2).add_for_mul(&x2),
-        sx: x.add_for_mul(&x),
+        dy: x2.add(&x2).add(&x2),
+        sx: x.add(&x),
     };
-    (step, y.add_for_mul(&y))
+    (step, y.add(&y))
 }
 
 /// [`add_pairs`], and with `DOUBLE` the same for doublings: `get(i)` returns `[x, y, _, _]` and
@@ -300,12 +325,12 @@ fn double_step(x: F, y: F) -> (PairIn, F) {
 /// such closures stayed out of line, outside the BMI2/ADX build (4.7 % of a 16-signature
 /// batch in `perf`, the doubling's squaring without `mulx`).
 #[inline(always)]
-fn add_steps<const DOUBLE: bool>(
+fn add_steps<G: CurveField, const DOUBLE: bool>(
     n: usize,
-    get: impl Fn(usize) -> [F; 4],
+    get: impl Fn(usize) -> [G; 4],
     prefetch: impl Fn(usize),
-    mut put: impl FnMut(usize, F, F),
-    buf: &mut PairBuf,
+    mut put: impl FnMut(usize, G, G),
+    buf: &mut PairBuf<G>,
     equal_x: &mut Vec<u32>,
 ) {
     let PairBuf { dx, prefix, pairs } = buf;
@@ -316,7 +341,7 @@ fn add_steps<const DOUBLE: bool>(
     dx.reserve(n);
     prefix.reserve(n);
     pairs.reserve(n);
-    let mut acc = F::ONE;
+    let mut acc = G::ONE;
     // Plain loops rather than `extend`, which the compiler kept out of line (and so out of
     // the BMI2 build).
     for i in 0..n {
@@ -336,12 +361,12 @@ fn add_steps<const DOUBLE: bool>(
     // (a doubling's 2y is never 0 on the curve). Testing each Δx as it came cost a carry pass
     // a pair in the 10×26 build.
     let mut any = n > 0;
-    if any && acc.is_zero() {
-        acc = F::ONE;
+    if any && acc.normalizes_to_zero() {
+        acc = G::ONE;
         any = false;
         for (d, prefix) in dx.iter_mut().zip(prefix.iter_mut()) {
-            if d.is_zero() {
-                *d = F::ZERO;
+            if d.normalizes_to_zero() {
+                *d = G::ZERO;
             } else {
                 acc = acc.mul(d);
                 any = true;
@@ -350,7 +375,7 @@ fn add_steps<const DOUBLE: bool>(
         }
     }
     // With no nonzero Δx the inverse is never used.
-    let mut inv = if any { acc.invert_vartime() } else { F::ZERO };
+    let mut inv = if any { acc.invert_vartime() } else { G::ZERO };
     for i in (0..n).rev() {
         let d = &dx[i];
         let pair = &pairs[i];
@@ -358,17 +383,138 @@ fn add_steps<const DOUBLE: bool>(
         // pair i (1 if there are none).
         let this_inv = if d.is_zero_pattern() {
             equal_x.push(i as u32);
-            F::ZERO
+            G::ZERO
         } else {
             let t = if i == 0 { inv } else { inv.mul(&prefix[i - 1]) };
             inv = inv.mul(d);
             t
         };
         let l = pair.dy.mul(&this_inv);
-        let x3 = l.square().sub_of_sum(&pair.sx);
-        let y3 = l.mul(&pair.x1.sub_for_mul(&x3)).sub(&pair.y1);
+        let x3 = l.square().sub(&pair.sx, 2).normalize_weak();
+        let y3 = l
+            .mul(&pair.x1.sub(&x3, 1))
+            .sub(&pair.y1, 1)
+            .normalize_weak();
         put(i, x3, y3);
     }
     // Found from the last pair down.
     equal_x.reverse();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::arithmetic::jacobian::tests::affine_add;
+    use rand::{rngs::StdRng, Rng, SeedableRng};
+
+    fn random_point(rng: &mut StdRng) -> AffinePoint {
+        loop {
+            let mut b = [0u8; 32];
+            rng.fill(&mut b);
+            if let Some(p) = AffinePoint::lift_x_bytes_vartime(&b) {
+                return if rng.gen() { p.neg() } else { p };
+            }
+        }
+    }
+
+    fn affine_of<G: CurveField>(x: &G, y: &G) -> AffinePoint {
+        AffinePoint {
+            x: x.to_fe_normalized(),
+            y: y.to_fe_normalized(),
+            infinity: false,
+        }
+    }
+
+    /// The lifts and the pair kernels, generic over the representation, on `G` against the
+    /// affine rule: random pairs, a point and itself, a point and its negation (both reported
+    /// as equal x), and the doublings. On [`FieldElement`] in a debug build every magnitude
+    /// bound of [`CurveField`] is asserted on the way.
+    fn kernels_agree<G: CurveField>(seed: u64) {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let n = 64;
+        let a: Vec<AffinePoint> = (0..n).map(|_| random_point(&mut rng)).collect();
+        let b: Vec<AffinePoint> = (0..n)
+            .map(|i| match i % 7 {
+                3 => a[i],
+                5 => a[i].neg(),
+                _ => random_point(&mut rng),
+            })
+            .collect();
+        let get = |p: &AffinePoint, q: &AffinePoint| {
+            [
+                G::from_fe_normalized(&p.x),
+                G::from_fe_normalized(&p.y),
+                G::from_fe_normalized(&q.x),
+                G::from_fe_normalized(&q.y),
+            ]
+        };
+        let mut buf = PairBuf::<G>::default();
+        let mut equal_x = Vec::new();
+        let mut out = vec![(G::ZERO, G::ZERO); n];
+        add_pairs(
+            n,
+            |i| get(&a[i], &b[i]),
+            |_| {},
+            |i, x, y| out[i] = (x, y),
+            &mut buf,
+            &mut equal_x,
+        );
+        let want_equal: Vec<u32> = (0..n as u32).filter(|i| i % 7 == 3 || i % 7 == 5).collect();
+        assert_eq!(equal_x, want_equal);
+        for i in (0..n).filter(|i| i % 7 != 3 && i % 7 != 5) {
+            assert_eq!(
+                affine_of(&out[i].0, &out[i].1),
+                affine_add(&a[i], &b[i]),
+                "pair {i}"
+            );
+        }
+        add_steps::<G, true>(
+            n,
+            |i| get(&a[i], &a[i]),
+            |_| {},
+            |i, x, y| out[i] = (x, y),
+            &mut buf,
+            &mut equal_x,
+        );
+        assert!(equal_x.is_empty());
+        for i in 0..n {
+            assert_eq!(
+                affine_of(&out[i].0, &out[i].1),
+                affine_add(&a[i], &a[i]),
+                "double {i}"
+            );
+        }
+        // Lifts: every x of a point, and x's that are not on the curve, in groups of 1 to 4.
+        let mut xs: Vec<FieldElement> = a.iter().map(|p| p.x).collect();
+        xs.extend((0..16u64).map(FieldElement::from_u64));
+        for group in xs.chunks(4) {
+            let mut ys = vec![FieldElement::ZERO; group.len()];
+            let mut ok = vec![false; group.len()];
+            match group.len() {
+                4 => lift_group::<G, 4>(group, &mut ys, &mut ok),
+                _ => lift_group::<G, 1>(&group[..1], &mut ys[..1], &mut ok[..1]),
+            }
+            for (k, x) in group
+                .iter()
+                .enumerate()
+                .take(if group.len() == 4 { 4 } else { 1 })
+            {
+                let want = AffinePoint::lift_x_vartime(x);
+                assert_eq!(ok[k], want.is_some(), "lift {k}");
+                if let Some(w) = want {
+                    assert_eq!(ys[k], w.y, "lift {k}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn kernels_agree_in_limbs() {
+        kernels_agree::<FieldElement>(0x9a1);
+    }
+
+    #[test]
+    fn kernels_agree_in_the_kernels_representation() {
+        kernels_agree::<F>(0x9a2);
+    }
 }

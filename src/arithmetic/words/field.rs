@@ -17,6 +17,7 @@
 //!
 //! Reduction uses 2^256 ≡ 2^32 + 977 = 0x1000003D1 (33 bits) mod p.
 
+use crate::arithmetic::curve_field::CurveField;
 use crate::arithmetic::field::{invert_words_vartime, sqrt_chain, ChainOps, FieldElement};
 
 /// 2^256 mod p (33 bits).
@@ -187,24 +188,8 @@ impl FieldElement4x64 {
         }
     }
 
-    /// [`Self::add`]; the 10×26 kernel type leaves such a sum, used only as a
-    /// multiplication's input or by [`Self::sub_of_sum`], without its carry pass
-    /// (`kernel::field32`).
-    #[inline(always)]
-    pub fn add_for_mul(&self, rhs: &Self) -> Self {
-        self.add(rhs)
-    }
-
-    /// [`Self::sub`]; the 10×26 kernel type leaves such a difference, used only as a
-    /// multiplication's input, without its carry pass (`kernel::field32`).
-    #[inline(always)]
-    pub fn sub_for_mul(&self, rhs: &Self) -> Self {
-        self.sub(rhs)
-    }
-
     /// [`Self::from_fe`] of a normalized element (an `AffinePoint`'s coordinate): the same
-    /// conversion (its fold is never taken then). The 10×26 kernel type skips a carry pass
-    /// here (`kernel::field32`); the kernels name one method for both.
+    /// conversion (its fold is never taken then).
     #[inline(always)]
     pub fn from_fe_normalized(a: &FieldElement) -> Self {
         Self::from_fe(a)
@@ -264,14 +249,6 @@ impl FieldElement4x64 {
     #[inline(always)]
     pub fn eq_mod_p(&self, other: &Self) -> bool {
         self.reduce() == other.reduce()
-    }
-
-    /// [`Self::sub`] of a sum from [`Self::add_for_mul`]. (Two subtractions, x₃ = λ² − x₁ − x₂
-    /// in the backward pass instead of the sum in the forward one, made a batch of 16
-    /// signatures 4 % slower.)
-    #[inline(always)]
-    pub fn sub_of_sum(&self, s: &Self) -> Self {
-        self.sub(s)
     }
 
     /// `self + rhs` mod p. A carry out of 2^256 is worth R; adding it can carry out once
@@ -429,6 +406,110 @@ impl FieldElement4x64 {
             *o = y.square().eq_mod_p(a).then_some(y);
         }
         out
+    }
+}
+
+/// No magnitudes: every bound of the contract is vacuous, and `normalize_weak` is the
+/// identity. Each operation is the word family's own, so the generic formulas compile to what
+/// was written for these words by hand (small multiples as chains of additions).
+impl CurveField for FieldElement4x64 {
+    const ZERO: Self = FieldElement4x64::ZERO;
+    const ONE: Self = FieldElement4x64::ONE;
+
+    #[inline(always)]
+    fn from_fe(a: &FieldElement) -> Self {
+        FieldElement4x64::from_fe(a)
+    }
+
+    #[inline(always)]
+    fn from_fe_normalized(a: &FieldElement) -> Self {
+        FieldElement4x64::from_fe_normalized(a)
+    }
+
+    #[inline(always)]
+    fn to_fe(&self) -> FieldElement {
+        FieldElement4x64::to_fe(self)
+    }
+
+    #[inline(always)]
+    fn to_fe_normalized(&self) -> FieldElement {
+        FieldElement4x64::to_fe(self)
+    }
+
+    #[inline(always)]
+    fn mul(&self, rhs: &Self) -> Self {
+        FieldElement4x64::mul(self, rhs)
+    }
+
+    #[inline(always)]
+    fn square(&self) -> Self {
+        FieldElement4x64::square(self)
+    }
+
+    #[inline(always)]
+    fn add(&self, rhs: &Self) -> Self {
+        FieldElement4x64::add(self, rhs)
+    }
+
+    /// The small multiples the formulas use (2, 3, 4, 8) as additions; any other `k` by a
+    /// multiplication.
+    #[inline(always)]
+    fn mul_int(&self, k: u32) -> Self {
+        match k {
+            1 => *self,
+            2 => self.add(self),
+            3 => self.add(self).add(self),
+            4 => {
+                let d = self.add(self);
+                d.add(&d)
+            }
+            8 => {
+                let d = self.add(self);
+                let q = d.add(&d);
+                q.add(&q)
+            }
+            _ => FieldElement4x64::mul(self, &Self([u64::from(k), 0, 0, 0])),
+        }
+    }
+
+    #[inline(always)]
+    fn negate(&self, _magnitude: u32) -> Self {
+        self.neg()
+    }
+
+    #[inline(always)]
+    fn sub(&self, rhs: &Self, _rhs_magnitude: u32) -> Self {
+        FieldElement4x64::sub(self, rhs)
+    }
+
+    #[inline(always)]
+    fn normalize_weak(&self) -> Self {
+        *self
+    }
+
+    #[inline(always)]
+    fn normalizes_to_zero(&self) -> bool {
+        self.is_zero()
+    }
+
+    #[inline(always)]
+    fn is_zero_pattern(&self) -> bool {
+        FieldElement4x64::is_zero_pattern(self)
+    }
+
+    #[inline(always)]
+    fn is_odd_mod_p(&self) -> bool {
+        self.is_odd()
+    }
+
+    #[inline(always)]
+    fn invert_vartime(&self) -> Self {
+        FieldElement4x64::invert_vartime(self)
+    }
+
+    #[inline(always)]
+    fn sqrt_many_vartime<const N: usize>(a: &[Self; N]) -> [Option<Self>; N] {
+        FieldElement4x64::sqrt_many_vartime(a)
     }
 }
 

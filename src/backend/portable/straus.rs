@@ -7,6 +7,7 @@
 use super::super::straus_args::{StrausDigit, STRAUSS_G_WIDTH};
 use super::{add_pairs, add_steps, PairBuf, F};
 use crate::arithmetic::constants::BETA;
+use crate::arithmetic::curve_field::CurveField;
 use crate::arithmetic::group::{g128, odd_multiples_vartime, AffinePoint, JacobianPoint};
 use crate::arithmetic::kernel::KernelJacobian as J;
 
@@ -142,10 +143,10 @@ pub(crate) fn straus_vartime(
             acc = acc.double_vartime();
         }
         for [x, y] in &items[starts[c] as usize..starts[c + 1] as usize] {
-            acc = acc.add_words_vartime(x, y);
+            acc = acc.add_xy_vartime(x, y);
         }
         while let Some((_, [x, y])) = extra.next_if(|e| e.0 as usize == c) {
-            acc = acc.add_words_vartime(x, y);
+            acc = acc.add_xy_vartime(x, y);
         }
     }
     acc.to_jacobian()
@@ -179,7 +180,7 @@ pub(crate) fn g_tables() -> &'static [[F; 3]] {
             .iter()
             .map(|p| {
                 let (x, y) = (F::from_fe(&p.x), F::from_fe(&p.y));
-                [x, y, y.neg()]
+                [x, y, y.negate(1).normalize_weak()]
             })
             .collect()
     })
@@ -246,7 +247,7 @@ pub(crate) fn odd_multiples(
     for p in points {
         debug_assert!(!p.is_infinity());
         let (x, y) = (F::from_fe(&p.x), F::from_fe(&p.y));
-        out.push([x, y, y.neg()]);
+        out.push([x, y, y.negate(1).normalize_weak()]);
         for _ in 1..len {
             out.push([F::ZERO; 3]);
         }
@@ -269,7 +270,7 @@ pub(crate) fn odd_multiples(
     d.clear();
     d.resize(n, [F::ZERO; 2]);
     let table = &out[start..];
-    add_steps::<true>(
+    add_steps::<F, true>(
         n,
         |i| {
             let [x, y, _] = table[built[i] as usize * len];
@@ -299,7 +300,7 @@ pub(crate) fn odd_multiples(
         );
         debug_assert!(equal_x.is_empty(), "a point of small order");
         for (&j, [x, y]) in built.iter().zip(round.iter()) {
-            out[start + j as usize * len + k] = [*x, *y, y.neg()];
+            out[start + j as usize * len + k] = [*x, *y, y.negate(1).normalize_weak()];
         }
     }
     // In index order: a point derived from a derived one (λ²P beside λP) finds its source's
