@@ -36,6 +36,7 @@ mod bmi2;
 #[cfg(nostr_verify_ifma)]
 #[clippy::msrv = "1.89"]
 mod ifma;
+mod job;
 mod on_selected;
 mod pool;
 mod portable;
@@ -48,20 +49,20 @@ mod sha_lanes;
 mod sha_refill;
 #[cfg(all(target_arch = "wasm32", nostr_verify_sha_lanes))]
 mod sha_simd128;
-mod straus_args;
 mod tuning;
 
+pub use self::job::ArmJob;
 pub use self::on_selected::lift_x_many_vartime;
 #[cfg(any(test, feature = "internals"))]
 pub use self::on_selected::{
     add_affine_pairs_gather_vartime, add_affine_pairs_in_vartime, add_affine_pairs_vartime,
 };
 pub use self::pool::{with_pool, PoolJob, PoolPoint};
-pub use self::straus_args::{StrausDigit, STRAUSS_G_WIDTH};
+pub(crate) use self::portable::{add_pairs, add_steps, PairBuf};
 pub use self::tuning::{msm_tuning, MsmTuning, LARGE_WINDOWS, MAX_WINDOW};
 
 use crate::arithmetic::field::FieldElement;
-use crate::arithmetic::group::{AffinePoint, JacobianPoint};
+use crate::arithmetic::group::AffinePoint;
 #[cfg(not(nostr_verify_field32))]
 use crate::arithmetic::words::WordPoint;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -382,69 +383,18 @@ impl Backend {
         }
     }
 
-    /// Strauss's method after the recoding: `Σ d·2^bit·P_point` over `digits`, the non-zero
-    /// width-w NAF digits of every point's scalar (odd, `|d| < 2·tlen`, `tlen = 2^(w−2)`,
-    /// columns below `bits`; any order, though digits of one column are summed in the order
-    /// given), plus the same over `g_digits` for G (`point` 0) and 2^128·G (`point` 1) in
-    /// width-8 NAF (`|d| < 128`), whose tables are fixed (built once). Builds every point's
-    /// table of odd multiples `P, 3P, …, (2·tlen − 1)·P` (batch-affine, one inversion a
-    /// round), sorts the digits' table entries into their columns (counting sort: the zeros
-    /// are never read), sums each column with batch-affine additions (all columns pooled, one
-    /// inversion a round) and runs the shared doubling chain over the column sums, all in the
-    /// kernels' representation
-    /// ([`crate::arithmetic::kernel`]); on x86-64 with BMI2 and ADX in the portable arm's
-    /// second build (the IFMA arm too: its Pippenger takes over from 9 points).
-    ///
-    /// # Panics
-    /// If `tlen` is 0, `bits` is above 256, or a digit is out of range (its point, its
-    /// column, or its size; for `g_digits`, a point other than 0 or 1 or a digit of 128 or
-    /// more). Points must not be the identity.
-    ///
-    /// # Variable time
-    /// Branches on the inputs; public data only.
-    pub fn straus_vartime(
-        self,
-        points: &[AffinePoint],
-        digits: &[StrausDigit],
-        g_digits: &[StrausDigit],
-        bits: usize,
-        tlen: usize,
-        scratch: &mut StrausScratch,
-    ) -> JacobianPoint {
-        assert!(
-            tlen >= 1 && bits <= 256,
-            "straus_vartime: tlen {tlen}, bits {bits}"
-        );
-        // Every digit names a point, a column below `bits` and an odd multiple in its point's
-        // table (a larger one would read the next point's table). G's digits: point 0 is G,
-        // 1 is 2^128·G, width-8 NAF (fixed tables of 64 entries).
-        for (list, n, len) in [
-            (digits, points.len(), tlen),
-            (g_digits, 2, portable::G_TABLE_LEN),
-        ] {
-            for d in list {
-                assert!(
-                    (d.point as usize) < n
-                        && (d.bit as usize) < bits
-                        && d.digit % 2 != 0
-                        && (d.digit.unsigned_abs() as usize) < 2 * len,
-                    "straus_vartime: digit {d:?} out of range (points {n}, bits {bits}, \
-                     table entries {len})"
-                );
-            }
-        }
+    /// Runs `job` whole on this backend's arm: in the portable arm's BMI2/ADX build where the
+    /// CPU has it (the IFMA arm too: its vectors do not help the serial work such jobs are made
+    /// of), else in its baseline build. The job is compiled into each build, so every function
+    /// its [`ArmJob::run`] reaches, down to the field arithmetic, should be `#[inline(always)]`
+    /// (what is not inlined runs as the baseline build compiled it).
+    pub fn run_job<J: ArmJob>(self, job: J) -> J::Output {
         match self.arm() {
             #[cfg(nostr_verify_ifma)]
-            Arm::Ifma(_) => {
-                Backend::Portable.straus_vartime(points, digits, g_digits, bits, tlen, scratch)
-            }
+            Arm::Ifma(_) => Backend::Portable.run_job(job),
             #[cfg(target_arch = "x86_64")]
-            Arm::Bmi2(cpu) => {
-                bmi2::straus_vartime(cpu, points, digits, g_digits, bits, tlen, &mut scratch.0)
-            }
-            Arm::Baseline => {
-                portable::straus_vartime(points, digits, g_digits, bits, tlen, &mut scratch.0)
-            }
+            Arm::Bmi2(cpu) => bmi2::run_job(cpu, job),
+            Arm::Baseline => job.run(),
         }
     }
 
@@ -525,21 +475,6 @@ pub struct PairScratch {
     ifma: ifma::PairBuf,
     /// The indices of the last call's pairs whose x-coordinates were equal, ascending.
     equal_x: Vec<u32>,
-}
-
-/// Working memory for [`Backend::straus_vartime`], reused across calls.
-#[derive(Debug, Default)]
-pub struct StrausScratch(portable::StrausBuf);
-
-/// The portable table builder of [`Backend::straus_vartime`] (baseline build), for the test
-/// that compares it with the 5×52 reference (`msm::table`).
-#[cfg(test)]
-pub(crate) fn portable_odd_multiples_for_test(
-    points: &[AffinePoint],
-    len: usize,
-    out: &mut Vec<[crate::arithmetic::kernel::KernelField; 3]>,
-) {
-    portable::odd_multiples(points, len, &mut portable::TableBuf::default(), out);
 }
 
 impl PairScratch {

@@ -14,6 +14,7 @@ use nostr_verify::arithmetic::group::{AffinePoint, JacobianPoint};
 #[cfg(not(nostr_verify_field32))]
 use nostr_verify::arithmetic::words::WordPoint;
 use nostr_verify::backend::{self, Backend};
+use nostr_verify::msm::straus;
 use num_bigint::BigUint;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -591,7 +592,7 @@ fn libsecp_sum(points: &[AffinePoint], ks: &[u128]) -> Option<[u8; 33]> {
 #[test]
 fn straus_kernel_rejects_digits_out_of_range() {
     use nostr_verify::arithmetic::group::g128;
-    use nostr_verify::backend::StrausDigit;
+    use nostr_verify::msm::straus::StrausDigit;
     let pts = random_points(&mut StdRng::seed_from_u64(0x5742_a056), 2);
     // (a G digit?, point, bit, digit): the points' digits (2 points, width 4: |d| < 8) and
     // G's (points 0 and 1 only, width 8: |d| < 128), with `bits` 5.
@@ -612,13 +613,13 @@ fn straus_kernel_rejects_digits_out_of_range() {
             let (digits, g_digits): (&[StrausDigit], &[StrausDigit]) =
                 if g { (&[], &d) } else { (&d, &[]) };
             let r = std::panic::catch_unwind(|| {
-                let mut s = backend::StrausScratch::default();
-                arm.straus_vartime(&pts, digits, g_digits, 5, 4, &mut s)
+                let mut s = straus::StrausScratch::default();
+                straus::digits_vartime(arm, &pts, digits, g_digits, 5, 4, &mut s)
             });
             assert!(r.is_err(), "{arm:?}: {d:?} accepted (a G digit: {g})");
         }
         // The largest digits allowed pass.
-        let mut s = backend::StrausScratch::default();
+        let mut s = straus::StrausScratch::default();
         let ok = [
             StrausDigit {
                 point: 1,
@@ -631,9 +632,7 @@ fn straus_kernel_rejects_digits_out_of_range() {
                 digit: -7,
             },
         ];
-        let got = arm
-            .straus_vartime(&pts, &ok, &[], 5, 4, &mut s)
-            .to_affine_vartime();
+        let got = straus::digits_vartime(arm, &pts, &ok, &[], 5, 4, &mut s).to_affine_vartime();
         assert_eq!(
             (!got.is_infinity()).then(|| got.to_compressed()),
             // −7·P₀ + 7·2⁴·P₁ (libsecp256k1's scalars are non-negative: −P₀ instead).
@@ -653,9 +652,7 @@ fn straus_kernel_rejects_digits_out_of_range() {
                 digit: -127,
             },
         ];
-        let got = arm
-            .straus_vartime(&pts, &[], &g_ok, 5, 4, &mut s)
-            .to_affine_vartime();
+        let got = straus::digits_vartime(arm, &pts, &[], &g_ok, 5, 4, &mut s).to_affine_vartime();
         assert_eq!(
             (!got.is_infinity()).then(|| got.to_compressed()),
             libsecp_sum(&[neg(&AffinePoint::GENERATOR), *g128()], &[127, 127 << 4]),
@@ -665,10 +662,10 @@ fn straus_kernel_rejects_digits_out_of_range() {
 }
 
 /// The non-zero width-`w` NAF digits of every scalar (point i for `ks[i]`), in point order, and
-/// the number of columns they use: the input of `Backend::straus_vartime`.
-fn digit_list(ks: &[u128], w: usize) -> (Vec<nostr_verify::backend::StrausDigit>, usize) {
-    use nostr_verify::backend::StrausDigit;
+/// the number of columns they use: the input of `msm::straus::digits_vartime`.
+fn digit_list(ks: &[u128], w: usize) -> (Vec<nostr_verify::msm::straus::StrausDigit>, usize) {
     use nostr_verify::msm::recode::wnaf_u128_digits;
+    use nostr_verify::msm::straus::StrausDigit;
     let mut digits = Vec::new();
     let mut bits = 0;
     for (point, &k) in ks.iter().enumerate() {
@@ -692,7 +689,7 @@ fn digit_list(ks: &[u128], w: usize) -> (Vec<nostr_verify::backend::StrausDigit>
 #[test]
 fn straus_kernel_all_arms_match_libsecp256k1() {
     use nostr_verify::arithmetic::group::g128;
-    use nostr_verify::backend::STRAUSS_G_WIDTH;
+    use nostr_verify::msm::straus::STRAUSS_G_WIDTH;
     let mut rng = StdRng::seed_from_u64(0x5742_a055);
     let mut cases: Vec<(Vec<AffinePoint>, Vec<u128>)> = Vec::new();
     for n in [1usize, 2, 7, 24, 55, 56, 57, 64, 65] {
@@ -747,26 +744,25 @@ fn straus_kernel_all_arms_match_libsecp256k1() {
             let mut shuffled = digits.clone();
             shuffled.sort_by_key(|d| (d.bit, core::cmp::Reverse(d.point)));
             for arm in arms() {
-                let mut s = backend::StrausScratch::default();
+                let mut s = straus::StrausScratch::default();
                 // Twice with one scratch (the buffers are reused, not appended to), the
                 // second time with the digits reordered.
                 for d in [&digits, &shuffled] {
-                    let got = arm
-                        .straus_vartime(pts, d, &[], bits, 1 << (w - 2), &mut s)
+                    let got = straus::digits_vartime(arm, pts, d, &[], bits, 1 << (w - 2), &mut s)
                         .to_affine_vartime();
                     let got = (!got.is_infinity()).then(|| got.to_compressed());
                     assert_eq!(got, want, "{arm:?} n {} w {w}", pts.len());
                 }
-                let got = arm
-                    .straus_vartime(
-                        pts,
-                        &digits,
-                        &g_digits,
-                        bits.max(g_bits),
-                        1 << (w - 2),
-                        &mut s,
-                    )
-                    .to_affine_vartime();
+                let got = straus::digits_vartime(
+                    arm,
+                    pts,
+                    &digits,
+                    &g_digits,
+                    bits.max(g_bits),
+                    1 << (w - 2),
+                    &mut s,
+                )
+                .to_affine_vartime();
                 let got = (!got.is_infinity()).then(|| got.to_compressed());
                 assert_eq!(got, want_g, "{arm:?} n {} w {w}, with G", pts.len());
             }

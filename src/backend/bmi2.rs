@@ -22,10 +22,10 @@
 //! here.
 #![allow(unsafe_code)]
 
+use super::job::ArmJob;
 use super::portable::{self, PairBuf};
-use super::straus_args::StrausDigit;
 use crate::arithmetic::field::FieldElement;
-use crate::arithmetic::group::{AffinePoint, JacobianPoint};
+use crate::arithmetic::group::AffinePoint;
 #[cfg(not(nostr_verify_field32))]
 use crate::arithmetic::words::WordPoint;
 
@@ -82,15 +82,8 @@ fn add_gather_words(
 }
 
 #[target_feature(enable = "bmi2,adx")]
-fn straus(
-    points: &[AffinePoint],
-    digits: &[StrausDigit],
-    g_digits: &[StrausDigit],
-    bits: usize,
-    tlen: usize,
-    s: &mut portable::StrausBuf,
-) -> JacobianPoint {
-    portable::straus_vartime(points, digits, g_digits, bits, tlen, s)
+fn run<J: ArmJob>(job: J) -> J::Output {
+    job.run()
 }
 
 /// Asks the CPU to start loading `p`'s cache lines (a hint: no effect on any value).
@@ -168,18 +161,10 @@ pub(crate) fn add_word_pairs_gather_vartime(
     unsafe { add_gather_words(src, pairs, out, buf, equal_x) }
 }
 
-/// [`crate::backend::Backend::straus_vartime`] on the portable arm's BMI2/ADX build (same
-/// contract; lengths already checked, each digit when it is read).
-pub(crate) fn straus_vartime(
-    _cpu: Detected,
-    points: &[AffinePoint],
-    digits: &[StrausDigit],
-    g_digits: &[StrausDigit],
-    bits: usize,
-    tlen: usize,
-    s: &mut portable::StrausBuf,
-) -> JacobianPoint {
+/// [`crate::backend::Backend::run_job`] on the portable arm's BMI2/ADX build: the job's
+/// `#[inline(always)]` body compiled with those features.
+pub(crate) fn run_job<J: ArmJob>(_cpu: Detected, job: J) -> J::Output {
     // SAFETY: a `Detected` value exists only if bmi2 and adx were detected on this CPU (see
-    // `Detected::detect`), which are exactly the features `straus` enables.
-    unsafe { straus(points, digits, g_digits, bits, tlen, s) }
+    // `Detected::detect`), which are exactly the features `run` enables.
+    unsafe { run(job) }
 }

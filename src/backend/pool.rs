@@ -2,6 +2,7 @@
 //! representation its pair-addition kernels read and write, and runs the MSM's job on it.
 //! Nothing above this module asks which arm runs.
 
+use super::job::ArmJob;
 use super::{selected, Backend, PairScratch};
 use crate::arithmetic::field::FieldElement;
 use crate::arithmetic::group::AffinePoint;
@@ -21,13 +22,39 @@ impl Backend {
     /// Runs `job` with this backend's pool point type: [`AffinePoint`] on the IFMA arm (its
     /// kernels gather 52-bit limbs), [`WordPoint`] on the portable arms; under
     /// `cfg(nostr_verify_field32)` [`AffinePoint`] (10×26-bit limbs, what the portable kernels
-    /// compute in there) on every arm.
+    /// compute in there) on every arm. The job runs whole in the arm's build
+    /// ([`Backend::run_job`]): what it inlines (Pippenger's bucket reduction and its joins)
+    /// gets the portable arm's BMI2/ADX build where the CPU has it.
     pub fn with_pool<J: PoolJob>(self, job: J) -> J::Output {
         #[cfg(not(nostr_verify_field32))]
         if self.pool_in_words() {
-            return job.run::<WordPoint>(self);
+            return self.run_job(InPool::<J, WordPoint> {
+                job,
+                backend: self,
+                point: core::marker::PhantomData,
+            });
         }
-        job.run::<AffinePoint>(self)
+        self.run_job(InPool::<J, AffinePoint> {
+            job,
+            backend: self,
+            point: core::marker::PhantomData,
+        })
+    }
+}
+
+/// A [`PoolJob`] with its point type chosen, as an [`ArmJob`].
+struct InPool<J, P> {
+    job: J,
+    backend: Backend,
+    point: core::marker::PhantomData<P>,
+}
+
+impl<J: PoolJob, P: PoolPoint> ArmJob for InPool<J, P> {
+    type Output = J::Output;
+
+    #[inline(always)]
+    fn run(self) -> J::Output {
+        self.job.run::<P>(self.backend)
     }
 }
 

@@ -7,12 +7,6 @@
 //! `mulx` (see [`crate::backend::Backend::Portable`]). The entry points in this file are the
 //! baseline build ([`crate::backend::Backend::PortableBaseline`]).
 
-mod straus;
-
-#[cfg(test)]
-pub(crate) use self::straus::{odd_multiples, TableBuf};
-pub(crate) use self::straus::{straus_vartime, StrausBuf, G_TABLE_LEN};
-
 use crate::arithmetic::curve_field::CurveField;
 use crate::arithmetic::field::FieldElement;
 use crate::arithmetic::group::AffinePoint;
@@ -279,7 +273,7 @@ const PREFETCH_AHEAD: usize = 8;
 /// A nonzero Δx is never the word pattern 0 (only p is the other pattern of 0), so the
 /// backward pass recognises the pairs left out by that pattern.
 #[inline(always)]
-fn add_pairs<G: CurveField>(
+pub(crate) fn add_pairs<G: CurveField>(
     n: usize,
     get: impl Fn(usize) -> [G; 4],
     prefetch: impl Fn(usize),
@@ -325,7 +319,7 @@ fn double_step<G: CurveField>(x: G, y: G) -> (PairIn<G>, G) {
 /// such closures stayed out of line, outside the BMI2/ADX build (4.7 % of a 16-signature
 /// batch in `perf`, the doubling's squaring without `mulx`).
 #[inline(always)]
-fn add_steps<G: CurveField, const DOUBLE: bool>(
+pub(crate) fn add_steps<G: CurveField, const DOUBLE: bool>(
     n: usize,
     get: impl Fn(usize) -> [G; 4],
     prefetch: impl Fn(usize),

@@ -174,10 +174,31 @@ pub fn msm_two_threads_vartime(
     horner(&low, c)
 }
 
-/// `Σ_w 2^(cw)·S_w` by Horner's rule, c doublings per window, in 4×64-bit words
+/// `Σ_w 2^(cw)·S_w` by Horner's rule, c doublings per window, in the kernels' representation
 /// ([`KernelJacobian`]: 4×64-bit words, or 10×26-bit limbs under
-/// `cfg(nostr_verify_field32)`).
+/// `cfg(nostr_verify_field32)`), as a job in the selected arm's build.
 fn horner(sums: &[JacobianPoint], c: usize) -> JacobianPoint {
+    backend::selected().run_job(Horner { sums, c })
+}
+
+/// The arguments of [`horner`], as a job for [`backend::Backend::run_job`].
+struct Horner<'a> {
+    sums: &'a [JacobianPoint],
+    c: usize,
+}
+
+impl backend::ArmJob for Horner<'_> {
+    type Output = JacobianPoint;
+
+    #[inline(always)]
+    fn run(self) -> JacobianPoint {
+        horner_in(self.sums, self.c)
+    }
+}
+
+/// [`horner`]'s body, inlined into each arm's build.
+#[inline(always)]
+fn horner_in(sums: &[JacobianPoint], c: usize) -> JacobianPoint {
     let mut acc = KernelJacobian::IDENTITY;
     for sum in sums.iter().rev() {
         if !acc.is_infinity() {
@@ -246,8 +267,10 @@ impl PoolJob for WindowSums<'_> {
     }
 }
 
-/// [`window_sums_vartime`] with the pool in the representation `T` of `b`'s kernels.
+/// [`window_sums_vartime`] with the pool in the representation `T` of `b`'s kernels. Inlined
+/// into the pool job, which runs in `b`'s arm build ([`backend::Backend::with_pool`]).
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 fn window_sums_in<T: PoolPoint>(
     b: backend::Backend,
     points: &[AffinePoint],

@@ -1,10 +1,9 @@
 //! Tests of Strauss's odd-multiple tables against the reference,
 //! [`crate::arithmetic::group::odd_multiples_vartime`] (5×52-bit limbs, full Jacobian
 //! additions, converted to affine together; it also builds the fixed tables of G). Strauss's
-//! method builds its tables in the kernels' representation, inside the backend
-//! (`backend::portable::odd_multiples`: batch-affine doublings and additions, every table
-//! advancing together, one inversion a round), and the test below holds that builder to this
-//! reference entry by entry.
+//! method builds its tables in the kernels' representation (`msm/straus/tables.rs`,
+//! `odd_multiples`: batch-affine doublings and additions, every table advancing together, one
+//! inversion a round), and the test below holds that builder to this reference entry by entry.
 
 #[cfg(test)]
 mod tests {
@@ -48,7 +47,7 @@ mod tests {
             // Appends: a stale prefix must stay as it was.
             out.clear();
             out.push([KernelField::ONE; 3]);
-            crate::backend::portable_odd_multiples_for_test(&pts, len, &mut out);
+            crate::msm::straus::odd_multiples(&pts, len, &mut Default::default(), &mut out);
             assert_eq!(out.len(), 1 + pts.len() * len, "len {len}");
             for (k, (got, want)) in out[1..].iter().zip(&reference).enumerate() {
                 assert_eq!(got[0].to_fe_normalized(), want.x, "x, len {len} entry {k}");

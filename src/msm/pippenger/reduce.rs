@@ -133,7 +133,9 @@ impl<T: PoolPoint> ReduceBuf<T> {
 /// next `R += B` (both read the same R), so `len + 1` inversions in all. Then per
 /// window, in Jacobian coordinates, `S_w = Σ_t S_t + len·Σ_t t·R_t` (the second sum by the
 /// running-sum trick over the chunks, then log₂(len) doublings).
+/// Inlined into the pool job, so that its joins run in the arm's build (`Backend::with_pool`).
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 pub(super) fn reduce_batch_affine<T: PoolPoint>(
     slots: usize,
     half: usize,
