@@ -113,7 +113,9 @@ impl<F: CurveField> Jacobian<F> {
     /// `self + (bx, by)` for an affine point, not the identity, of coordinates of magnitude
     /// ≤ 4 ("mixed" addition). Cost: 8M + 3S.
     ///
-    /// With U₂ = x₂·Z₁², S₂ = y₂·Z₁³: [`Self::finish_add`] with U₁ = X₁, S₁ = Y₁.
+    /// With U₂ = x₂·Z₁², S₂ = y₂·Z₁³, H = U₂ − X₁, R = S₂ − Y₁:
+    /// X₃ = R² − H³ − 2·X₁·H², Y₃ = R·(X₁·H² − X₃) − Y₁·H³, Z₃ = Z₁·H.
+    /// H ≡ 0 means equal x: then R ≡ 0 is a doubling and anything else is P + (−P).
     ///
     /// # Magnitude
     /// Inputs ≤ 4; outputs magnitude 1.
@@ -135,7 +137,8 @@ impl<F: CurveField> Jacobian<F> {
 
     /// `self + b`. Cost: 12M + 4S.
     ///
-    /// With U₁ = X₁·Z₂², U₂ = X₂·Z₁², S₁ = Y₁·Z₂³, S₂ = Y₂·Z₁³: [`Self::finish_add`].
+    /// With U₁ = X₁·Z₂², U₂ = X₂·Z₁², S₁ = Y₁·Z₂³, S₂ = Y₂·Z₁³, H = U₂ − U₁, R = S₂ − S₁:
+    /// X₃ = R² − H³ − 2·U₁·H², Y₃ = R·(U₁·H² − X₃) − S₁·H³, Z₃ = Z₁·Z₂·H.
     ///
     /// # Magnitude
     /// Inputs ≤ 4; outputs magnitude 1.
