@@ -338,9 +338,10 @@ impl Event<'_> {
         out.extend_from_slice(b"[0,");
         json_string(&self.pubkey, out);
         out.push(b',');
-        out.extend_from_slice(self.created_at.to_string().as_bytes());
+        let mut digits = Digits::default();
+        out.extend_from_slice(digits.of(self.created_at));
         out.push(b',');
-        out.extend_from_slice(self.kind.to_string().as_bytes());
+        out.extend_from_slice(digits.of(self.kind));
         out.extend_from_slice(b",[");
         for (i, tag) in self.tags.iter().enumerate() {
             if i > 0 {
@@ -369,8 +370,9 @@ impl Event<'_> {
         };
         fp.string(&self.pubkey);
         fp.string(&self.sig);
-        fp.string(&self.created_at.to_string());
-        fp.string(&self.kind.to_string());
+        let mut digits = Digits::default();
+        fp.ascii(digits.of(self.created_at));
+        fp.ascii(digits.of(self.kind));
         fp.length(self.tags.len());
         for tag in &self.tags {
             fp.length(tag.len());
@@ -406,9 +408,22 @@ impl Fingerprint {
     }
 
     fn string(&mut self, s: &str) {
+        if s.is_ascii() {
+            self.ascii(s.as_bytes());
+            return;
+        }
         self.length(utf16_len(s));
         for u in s.encode_utf16() {
             self.unit(u32::from(u));
+        }
+    }
+
+    /// [`Self::string`] of an ASCII string (one UTF-16 unit a byte), from its bytes.
+    fn ascii(&mut self, s: &[u8]) {
+        debug_assert!(s.is_ascii());
+        self.length(s.len());
+        for &b in s {
+            self.unit(u32::from(b));
         }
     }
 
@@ -416,6 +431,33 @@ impl Fingerprint {
         let a = (self.a ^ (self.a >> 16)).wrapping_mul(0x85eb_ca6b) ^ self.b;
         let b = (self.b ^ (self.b >> 16)).wrapping_mul(0xc2b2_ae35) ^ a;
         (a, b)
+    }
+}
+
+/// The decimal digits of an integer as `String()` (and `i64::to_string`) writes them, without
+/// an allocation.
+#[derive(Default)]
+struct Digits([u8; 20]);
+
+impl Digits {
+    /// The digits of `n`, `-` first when it is negative.
+    fn of(&mut self, n: i64) -> &[u8] {
+        let buf = &mut self.0;
+        let mut i = buf.len();
+        let mut m = n.unsigned_abs();
+        loop {
+            i -= 1;
+            buf[i] = b'0' + (m % 10) as u8;
+            m /= 10;
+            if m == 0 {
+                break;
+            }
+        }
+        if n < 0 {
+            i -= 1;
+            buf[i] = b'-';
+        }
+        &buf[i..]
     }
 }
 
@@ -440,7 +482,18 @@ fn json_string(s: &str, out: &mut Vec<u8>) {
     out.push(b'"');
     let bytes = s.as_bytes();
     let mut run = 0;
-    for (i, &b) in bytes.iter().enumerate() {
+    // Eight bytes at a time up to the first that may need an escape (a control, `"` or `\`),
+    // then byte by byte from there (most strings have none).
+    let mut from = 0;
+    while from + 8 <= bytes.len() {
+        let mut chunk = [0u8; 8];
+        chunk.copy_from_slice(&bytes[from..from + 8]);
+        if may_need_escape(u64::from_le_bytes(chunk)) {
+            break;
+        }
+        from += 8;
+    }
+    for (i, &b) in bytes.iter().enumerate().skip(from) {
         let short = match b {
             b'"' => b'"',
             b'\\' => b'\\',
@@ -469,6 +522,17 @@ fn json_string(s: &str, out: &mut Vec<u8>) {
     out.push(b'"');
 }
 
+/// Whether one of the eight bytes of `x` is below 0x20, `"` or `\` (exact: the borrows of
+/// the subtractions only reach bytes above the first that matches).
+fn may_need_escape(x: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let zero_in = |y: u64| y.wrapping_sub(ONES) & !y & HIGH != 0;
+    x.wrapping_sub(ONES * 0x20) & !x & HIGH != 0
+        || zero_in(x ^ (ONES * u64::from(b'"')))
+        || zero_in(x ^ (ONES * u64::from(b'\\')))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -484,6 +548,122 @@ mod tests {
             String::from_utf8(out).unwrap(),
             serde_json::to_string(&all).unwrap()
         );
+    }
+
+    #[test]
+    fn json_string_escapes_at_every_offset() {
+        // Each character JSON.stringify treats apart, at every offset of strings of every
+        // length around the eight-byte steps, among ASCII and multi-byte characters.
+        for special in ['"', '\\', '\u{0}', '\n', '\u{1f}', ' ', '\u{7f}', 'é', '😀'] {
+            for fill in ['a', 'ß'] {
+                for len in 0..27 {
+                    for at in 0..=len {
+                        let s: String = (0..len)
+                            .map(|i| if i == at { special } else { fill })
+                            .collect();
+                        let mut out = Vec::new();
+                        json_string(&s, &mut out);
+                        assert_eq!(
+                            String::from_utf8(out).unwrap(),
+                            serde_json::to_string(&s).unwrap(),
+                            "{s:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn may_need_escape_is_exact() {
+        for b in 0..=255u8 {
+            let want = b < 0x20 || b == b'"' || b == b'\\';
+            for at in 0..8 {
+                for fill in [b'a', 0x21, 0x5d, 0x80, 0xff] {
+                    let mut bytes = [fill; 8];
+                    bytes[at] = b;
+                    assert_eq!(
+                        may_need_escape(u64::from_le_bytes(bytes)),
+                        want,
+                        "{b} at {at}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn digits_are_to_string() {
+        let mut d = Digits::default();
+        let safe = (1i64 << 53) - 1;
+        for n in [
+            0,
+            1,
+            -1,
+            9,
+            10,
+            -10,
+            99,
+            100,
+            1_700_000_000,
+            safe,
+            -safe,
+            i64::MAX,
+            i64::MIN,
+        ]
+        .into_iter()
+        .chain((-1000..1000).map(|k| k * 7919))
+        {
+            assert_eq!(d.of(n), n.to_string().as_bytes());
+        }
+    }
+
+    /// work.js's `fpString`, one UTF-16 unit a step as it is written there.
+    fn fp_units(seeds: [u32; 2], strings: &[&str]) -> (u32, u32) {
+        let mut fp = Fingerprint {
+            a: seeds[0],
+            b: seeds[1],
+        };
+        for s in strings {
+            let units: Vec<u16> = s.encode_utf16().collect();
+            fp.unit(units.len() as u32 & 0xffff);
+            fp.unit(units.len() as u32 >> 16);
+            for u in units {
+                fp.unit(u32::from(u));
+            }
+        }
+        fp.finish()
+    }
+
+    #[test]
+    fn fingerprint_strings_are_their_utf16_units() {
+        let long = "x".repeat(70_000) + "é";
+        let strings = [
+            "",
+            "a",
+            "ab",
+            "abc",
+            "é",
+            "aé",
+            "😀",
+            "a😀b",
+            "\u{ffff}\u{10000}\u{10ffff}",
+            "q\"b\\\n",
+            &long,
+            &long[..70_000],
+        ];
+        for s in strings {
+            let mut fp = Fingerprint {
+                a: 7,
+                b: 0xdead_beef,
+            };
+            fp.string(s);
+            assert_eq!(fp.finish(), fp_units([7, 0xdead_beef], &[s]), "{s:?}");
+        }
+        let mut fp = Fingerprint { a: 1, b: 2 };
+        let mut d = Digits::default();
+        fp.ascii(d.of(-1_700_000_000));
+        assert_eq!(fp.finish(), fp_units([1, 2], &["-1700000000"]));
     }
 
     #[test]
