@@ -200,6 +200,55 @@ test("a frame holding a raw lone surrogate (no WebSocket delivers one, a custom 
   }
 });
 
+test("one batch led by a byte order mark, frames left to JavaScript among multi-byte ones: each frame read where it is, each key found", async () => {
+  // The keys of a batch with frames left to JavaScript come as an array (Rust's lines and
+  // deliveredKey's); the offsets of the frames JSON.parse reads are UTF-16 offsets into the
+  // joined string.
+  const a = author(51);
+  const ev = (i, content) => sign({ pubkey: a.pubkey, created_at: 1700000000 + i, kind: 1, tags: [["t", "é🌍"]], content }, a.sk);
+  const float = (e) => frame(e).replace(`"created_at":${e.created_at}`, `"created_at":${e.created_at}.0`);
+  const texts = [
+    "\ufeff" + frame(ev(0, "bom")),
+    float(ev(1, "héllo 🌍 one")),
+    frame(ev(2, "€ two 🌍🌍")),
+    float(ev(3, "three ﷽")),
+    frame(ev(4, "four")),
+    '["EOSE","s"]',
+  ];
+  // What the tap takes for an EVENT frame (JSON whitespace, which for a RegExp includes U+FEFF).
+  const isEvent = (t) => /^\s*\[\s*"EVENT"\s*,/.test(t);
+  assert.deepEqual(texts.map((t) => (isEvent(t) ? frameVerdict(t) : -1)), [0, 1, 1, 1, 1, -1]);
+  const want = texts.slice(1);
+  class Fake extends EventTarget {
+    constructor(url) {
+      super();
+      this.url = url;
+      this.readyState = 0;
+      setTimeout(() => {
+        this.readyState = 1;
+        this.dispatchEvent(new Event("open"));
+        for (const data of texts) this.dispatchEvent(Object.assign(new Event("message"), { data }));
+      }, 1);
+    }
+    send() {}
+    close() {
+      this.readyState = 3;
+      setTimeout(() => this.dispatchEvent(Object.assign(new Event("close"), { code: 1000, reason: "", wasClean: true })), 1);
+    }
+  }
+  for (const worker of [true, false]) {
+    const tap = tapWebSocket(Fake, { worker });
+    const { viaProperty } = await record(tap, "ws://fake", { stop: (ev) => ev.data === '["EOSE","s"]' });
+    assert.deepEqual(viaProperty.slice(1, -1), want, `the valid frames (${worker ? "worker" : "inline"})`);
+    for (const t of want.slice(0, -1)) assert.equal(tap.verifyEvent(JSON.parse(t)[2]), true, t);
+    const st = tap.stats();
+    assert.equal(st.batches, 1, JSON.stringify(st));
+    assert.equal(st.parsedInJs, 3, JSON.stringify(st));
+    assert.equal(st.relays["ws://fake"].dropped.malformed, 1);
+    await tap.close();
+  }
+});
+
 test("closeAfterForged closes a forging socket; what it sends after that is discarded", async () => {
   const good = randomBatch(40, 4, 0, 13);
   const forged = good.slice(0, 3).map((e) => ({ ...e, content: "forged " + e.content }));
