@@ -11,6 +11,12 @@
 //! equality); the portable kernels use it over their representation
 //! (`arithmetic::kernel::KernelJacobian`: 4×64-bit words natively, 10×26-bit limbs on wasm32).
 //!
+//! # Inlining
+//! The doublings and additions are `#[inline(always)]` natively (the chains of Strauss and
+//! Pippenger inline them, in words, into each arm's build) and left to the compiler under
+//! `cfg(nostr_verify_field32)`, as they were before the formulas were shared (wasm32 has no
+//! second build to inline into; see `docs/experiments.md`, "Inlined point formulas in wasm").
+//!
 //! # Magnitude
 //! Coordinates have magnitude ≤ 4 as inputs ([`MAX_COORD_MAGNITUDE`]) and are produced with
 //! magnitude ≤ 2.
@@ -93,7 +99,7 @@ impl<F: CurveField> Jacobian<F> {
     /// flag) or Y ≡ 0 gives Z₃ ≡ 0, the identity, without a check (secp256k1 has no
     /// point with y = 0, so doubling a finite point never gives the identity).
     #[rustfmt::skip]
-    #[inline(always)]
+    #[cfg_attr(not(nostr_verify_field32), inline(always))]
     pub fn double_vartime(&self) -> Self {
         if self.infinity {
             return Self::IDENTITY;
@@ -124,7 +130,7 @@ impl<F: CurveField> Jacobian<F> {
     /// Branches on the identity and the exceptional cases (equal x: a doubling or the
     /// identity).
     #[rustfmt::skip]
-    #[inline(always)]
+    #[cfg_attr(not(nostr_verify_field32), inline(always))]
     pub fn add_xy_vartime(&self, bx: &F, by: &F) -> Self {
         if self.is_infinity() {
             return Self::from_xy(bx, by);
@@ -146,7 +152,7 @@ impl<F: CurveField> Jacobian<F> {
     /// # Variable time
     /// Branches on the identity and the exceptional cases.
     #[rustfmt::skip]
-    #[inline(always)]
+    #[cfg_attr(not(nostr_verify_field32), inline(always))]
     pub fn add_vartime(&self, b: &Self) -> Self {
         if b.is_infinity() {
             return *self;
@@ -168,7 +174,7 @@ impl<F: CurveField> Jacobian<F> {
     /// or Z₁·Z₂, and `m1` bounds the magnitudes of U₁ and S₁. H ≡ 0 means equal x: R ≡ 0 is a
     /// doubling of `self`, anything else P + (−P).
     #[rustfmt::skip]
-    #[inline(always)]
+    #[cfg_attr(not(nostr_verify_field32), inline(always))]
     fn finish_add(&self, u1: F, s1: F, m1: u32, u2: F, s2: F, z: F) -> Self {
         let h = u2.sub(&u1, m1);                                 // H = U₂ − U₁         (≤ 6)
         let r = s2.sub(&s1, m1);                                 // R = S₂ − S₁         (≤ 6)

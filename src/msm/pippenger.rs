@@ -270,7 +270,7 @@ impl PoolJob for WindowSums<'_> {
 /// [`window_sums_vartime`] with the pool in the representation `T` of `b`'s kernels. Inlined
 /// into the pool job, which runs in `b`'s arm build ([`backend::Backend::with_pool`]).
 #[allow(clippy::too_many_arguments)]
-#[inline(always)]
+#[cfg_attr(not(nostr_verify_field32), inline(always))]
 fn window_sums_in<T: PoolPoint>(
     b: backend::Backend,
     points: &[AffinePoint],

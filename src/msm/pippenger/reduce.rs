@@ -135,7 +135,7 @@ impl<T: PoolPoint> ReduceBuf<T> {
 /// running-sum trick over the chunks, then log₂(len) doublings).
 /// Inlined into the pool job, so that its joins run in the arm's build (`Backend::with_pool`).
 #[allow(clippy::too_many_arguments)]
-#[inline(always)]
+#[cfg_attr(not(nostr_verify_field32), inline(always))]
 pub(super) fn reduce_batch_affine<T: PoolPoint>(
     slots: usize,
     half: usize,
