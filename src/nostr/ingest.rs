@@ -413,14 +413,6 @@ impl<E: EventView + Send + 'static> Source<E> {
             .peer
             .failure_score(Instant::now(), self.shared.config.failure_half_life)
     }
-
-    /// Test hook (feature `internals`, not a stable API): the worker that picks up this
-    /// source's next batch panics instead of verifying it, as a verifier bug would.
-    #[cfg(feature = "internals")]
-    #[doc(hidden)]
-    pub fn panic_on_next_batch(&self) {
-        lock(&self.inner.state).panic_next = true;
-    }
 }
 
 impl<E: EventView + Send + 'static> Drop for Source<E> {
@@ -507,5 +499,71 @@ mod tests {
             drop(source);
             assert_eq!(one.shutdown().await.answered, 20);
         });
+    }
+
+    /// A worker that panics inside verification (the seam: an event whose id panics when
+    /// read) loses its batch's answers (`Lost`) and is replaced; with more panics than workers
+    /// the service still answers, from several sources at once, and shuts down clean.
+    #[test]
+    fn panicked_workers_are_replaced() {
+        use crate::nostr::view::PanickingEvent;
+        let service = IngestService::<PanickingEvent>::new(
+            IngestConfig::default()
+                .workers(2)
+                .max_batch(8)
+                .latency_budget(Duration::from_secs(3600)),
+        );
+        let events: Vec<PanickingEvent> = signed_events(400)
+            .into_iter()
+            .map(|event| PanickingEvent {
+                event,
+                panics: false,
+            })
+            .collect();
+        rt().block_on(async {
+            let source = service.source();
+            // More panics than workers: without replacement nobody would be left to answer.
+            for round in 0..3 {
+                let mut tickets = Vec::new();
+                for (k, e) in events[round * 4..round * 4 + 4].iter().enumerate() {
+                    let mut e = e.clone();
+                    e.panics = k == 2;
+                    tickets.push(source.enqueue(e).await.expect("open"));
+                }
+                source.flush();
+                for t in tickets {
+                    let answer = tokio::time::timeout(Duration::from_secs(30), t).await;
+                    assert_eq!(
+                        answer.expect("answered in time").map(|a| a.verdict),
+                        Err(IngestError::Lost)
+                    );
+                }
+            }
+            let deadline = std::time::Instant::now() + Duration::from_secs(30);
+            while service.stats().workers_replaced < 3 && std::time::Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            let s = service.stats();
+            assert_eq!((s.lost, s.workers_replaced, s.workers), (12, 3, 2));
+            // Still answering, from several sources at once.
+            let mut tickets = Vec::new();
+            let sources: Vec<_> = (0..4).map(|_| service.source()).collect();
+            for (k, src) in sources.iter().enumerate() {
+                for e in &events[12 + k * 97..12 + (k + 1) * 97] {
+                    tickets.push(src.enqueue(e.clone()).await.expect("open"));
+                }
+                src.flush();
+            }
+            for t in tickets {
+                let answer = tokio::time::timeout(Duration::from_secs(60), t).await;
+                assert_eq!(
+                    answer.expect("answered in time").expect("verdict").verdict,
+                    Verdict::Valid
+                );
+            }
+            drop((source, sources));
+        });
+        let s = rt().block_on(service.shutdown());
+        assert_eq!((s.answered, s.lost, s.workers), (4 * 97, 12, 0));
     }
 }

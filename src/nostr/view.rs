@@ -113,3 +113,44 @@ impl EventView for nostr044::Event {
         &self.content
     }
 }
+
+/// A test seam for code that must survive a panic inside verification (the ingest service's
+/// workers): an event that panics when its id is read if `panics` is set, as a verifier bug
+/// would, and otherwise reads as `event`.
+#[cfg(all(test, feature = "nostr"))]
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct PanickingEvent {
+    /// The event read through.
+    pub(crate) event: ::nostr::event::Event,
+    /// Whether reading the id panics.
+    pub(crate) panics: bool,
+}
+
+#[cfg(all(test, feature = "nostr"))]
+impl sealed::Sealed for PanickingEvent {}
+
+#[cfg(all(test, feature = "nostr"))]
+impl EventView for PanickingEvent {
+    fn id_bytes(&self) -> &[u8; 32] {
+        assert!(!self.panics, "test seam: a panic inside verification");
+        self.event.id_bytes()
+    }
+    fn pubkey_bytes(&self) -> &[u8; 32] {
+        self.event.pubkey_bytes()
+    }
+    fn sig_bytes(&self) -> &[u8; 64] {
+        self.event.sig_bytes()
+    }
+    fn created_at(&self) -> u64 {
+        self.event.created_at()
+    }
+    fn kind(&self) -> u16 {
+        self.event.kind()
+    }
+    fn tag_slices(&self) -> impl Iterator<Item = &[String]> {
+        self.event.tag_slices()
+    }
+    fn content(&self) -> &str {
+        self.event.content()
+    }
+}

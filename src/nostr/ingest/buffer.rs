@@ -16,8 +16,6 @@ pub(super) struct SourceState<E> {
     pub(super) permits: Option<(OwnedSemaphorePermit, OwnedSemaphorePermit)>,
     /// Bumped at every flush; a timer entry only flushes the generation it was armed for.
     pub(super) generation: u64,
-    /// Test hook: the next batch makes its worker panic.
-    pub(super) panic_next: bool,
 }
 
 /// What a [`Source`](super::Source) and its timer entries share.
@@ -36,7 +34,6 @@ impl<E> SourceInner<E> {
                 reply: None,
                 permits: None,
                 generation: 0,
-                panic_next: false,
             }),
         }
     }
@@ -60,7 +57,6 @@ impl<E> SourceInner<E> {
             events,
             reply: st.reply.take().unwrap_or_else(Reply::new),
             permits: st.permits.take(),
-            panic: std::mem::take(&mut st.panic_next),
             verdicts: Vec::new(),
         };
         queue.push(job);

@@ -18,8 +18,6 @@ pub(super) struct Job<E> {
     pub(super) reply: Reply<E>,
     /// Released after the answers, so the capacity counts events until they are answered.
     pub(super) permits: Option<(OwnedSemaphorePermit, OwnedSemaphorePermit)>,
-    /// Test hook: the worker panics instead of verifying.
-    pub(super) panic: bool,
     /// The verdicts of the first events, checked in earlier turns (a demoted peer's batch is
     /// checked a slice per turn).
     pub(super) verdicts: Vec<Verdict>,
@@ -228,7 +226,6 @@ mod tests {
             events: vec![lane as u32],
             reply: Reply::new(),
             permits: None,
-            panic: false,
             verdicts: Vec::new(),
         }
     }

@@ -101,9 +101,6 @@ impl<E: EventView + Send + 'static> Shared<E> {
     fn run(&self, mut job: Job<E>) {
         let now = Instant::now();
         let demoted = self.peers.demoted_now(&job.peer, now);
-        if job.panic {
-            panic!("ingest worker test hook: panic on a marked batch");
-        }
         let c = &self.counters;
         let start = job.verdicts.len();
         if demoted {
