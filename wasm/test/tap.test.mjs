@@ -163,17 +163,10 @@ for (const worker of [true, false]) {
   });
 }
 
-test("a frame holding a raw lone surrogate (no WebSocket delivers one, a custom socket may): its batch goes the JavaScript way", async () => {
-  // JSON.parse keeps the raw lone surrogate; JSON.stringify escapes it: the id covers "\ud800".
-  const a = author(50);
-  const lone = sign({ pubkey: a.pubkey, created_at: 1, kind: 1, tags: [], content: "a\ud800b" }, a.sk);
-  const loneText = frame(lone).replace("\\ud800", "\ud800");
-  assert.notEqual(loneText, frame(lone));
-  assert.equal(frameVerdict(loneText), 1);
-  const plain = randomBatch(5, 2, 0, 31).map((e) => frame(e));
-  const texts = [plain[0], loneText, ...plain.slice(1), '["EOSE","s"]'];
-  // A socket of our own that delivers the texts as they are (UTF-8 would replace the surrogate).
-  class Fake extends EventTarget {
+// A WebSocket class of our own whose sockets open and deliver `texts` as they are, in order
+// (no UTF-8 on the way: a raw lone surrogate survives), then close when asked.
+function fakeSocket(texts) {
+  return class Fake extends EventTarget {
     constructor(url) {
       super();
       this.url = url;
@@ -189,7 +182,20 @@ test("a frame holding a raw lone surrogate (no WebSocket delivers one, a custom 
       this.readyState = 3;
       setTimeout(() => this.dispatchEvent(Object.assign(new Event("close"), { code: 1000, reason: "", wasClean: true })), 1);
     }
-  }
+  };
+}
+
+test("a frame holding a raw lone surrogate (no WebSocket delivers one, a custom socket may): its batch goes the JavaScript way", async () => {
+  // JSON.parse keeps the raw lone surrogate; JSON.stringify escapes it: the id covers "\ud800".
+  const a = author(50);
+  const lone = sign({ pubkey: a.pubkey, created_at: 1, kind: 1, tags: [], content: "a\ud800b" }, a.sk);
+  const loneText = frame(lone).replace("\\ud800", "\ud800");
+  assert.notEqual(loneText, frame(lone));
+  assert.equal(frameVerdict(loneText), 1);
+  const plain = randomBatch(5, 2, 0, 31).map((e) => frame(e));
+  const texts = [plain[0], loneText, ...plain.slice(1), '["EOSE","s"]'];
+  // A socket of our own that delivers the texts as they are (UTF-8 would replace the surrogate).
+  const Fake = fakeSocket(texts);
   for (const worker of [true, false]) {
     const tap = tapWebSocket(Fake, { worker });
     const { viaProperty } = await record(tap, "ws://fake", { stop: (ev) => ev.data === '["EOSE","s"]' });
@@ -219,23 +225,7 @@ test("one batch led by a byte order mark, frames left to JavaScript among multi-
   const isEvent = (t) => /^\s*\[\s*"EVENT"\s*,/.test(t);
   assert.deepEqual(texts.map((t) => (isEvent(t) ? frameVerdict(t) : -1)), [0, 1, 1, 1, 1, -1]);
   const want = texts.slice(1);
-  class Fake extends EventTarget {
-    constructor(url) {
-      super();
-      this.url = url;
-      this.readyState = 0;
-      setTimeout(() => {
-        this.readyState = 1;
-        this.dispatchEvent(new Event("open"));
-        for (const data of texts) this.dispatchEvent(Object.assign(new Event("message"), { data }));
-      }, 1);
-    }
-    send() {}
-    close() {
-      this.readyState = 3;
-      setTimeout(() => this.dispatchEvent(Object.assign(new Event("close"), { code: 1000, reason: "", wasClean: true })), 1);
-    }
-  }
+  const Fake = fakeSocket(texts);
   for (const worker of [true, false]) {
     const tap = tapWebSocket(Fake, { worker });
     const { viaProperty } = await record(tap, "ws://fake", { stop: (ev) => ev.data === '["EOSE","s"]' });
