@@ -179,7 +179,7 @@ impl CurveField for FieldElement {
     /// Under `cfg(nostr_verify_field32)` the chains run in 9×29-bit limbs
     /// (`kernel/chain29.rs`: 45 limb products a squaring instead of 55), interleaved; in the
     /// 5×52 build (only tests reach it: the native kernels compute in 4×64 words) one
-    /// libsecp256k1's chain (`field::sqrt_chain`) each.
+    /// [`FieldElement::sqrt_vartime`] each.
     #[inline(always)]
     fn sqrt_many_vartime<const N: usize>(a: &[Self; N]) -> [Option<Self>; N] {
         #[cfg(nostr_verify_field32)]
@@ -197,11 +197,9 @@ impl CurveField for FieldElement {
         }
         #[cfg(not(nostr_verify_field32))]
         {
-            use super::field::sqrt_chain;
             let mut out = [None; N];
             for (o, a) in out.iter_mut().zip(a) {
-                let y = sqrt_chain(a.normalize_weak());
-                *o = y.square().eq_vartime(a).then_some(y);
+                *o = a.sqrt_vartime();
             }
             out
         }

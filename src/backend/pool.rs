@@ -28,17 +28,9 @@ impl Backend {
     pub fn with_pool<J: PoolJob>(self, job: J) -> J::Output {
         #[cfg(not(nostr_verify_field32))]
         if self.pool_in_words() {
-            return self.run_job(InPool::<J, WordPoint> {
-                job,
-                backend: self,
-                point: core::marker::PhantomData,
-            });
+            return self.run_job(InPool::<J, WordPoint>::new(job, self));
         }
-        self.run_job(InPool::<J, AffinePoint> {
-            job,
-            backend: self,
-            point: core::marker::PhantomData,
-        })
+        self.run_job(InPool::<J, AffinePoint>::new(job, self))
     }
 }
 
@@ -47,6 +39,16 @@ struct InPool<J, P> {
     job: J,
     backend: Backend,
     point: core::marker::PhantomData<P>,
+}
+
+impl<J, P> InPool<J, P> {
+    fn new(job: J, backend: Backend) -> Self {
+        Self {
+            job,
+            backend,
+            point: core::marker::PhantomData,
+        }
+    }
 }
 
 impl<J: PoolJob, P: PoolPoint> ArmJob for InPool<J, P> {

@@ -224,20 +224,20 @@ fn prefetch_pair<T>(src: &[T], pairs: &[[u32; 2]], i: usize, prefetch: &impl Fn(
     }
 }
 
-/// `[x₁, y₁, x₂, y₂]` of two affine points, in 4×64-bit words.
+/// `[x₁, y₁, x₂, y₂]` of two affine points, in the kernels' representation.
 #[inline(always)]
-fn coords(p: &AffinePoint, q: &AffinePoint) -> [F; 4] {
+fn coords<G: CurveField>(p: &AffinePoint, q: &AffinePoint) -> [G; 4] {
     [
-        F::from_fe_normalized(&p.x),
-        F::from_fe_normalized(&p.y),
-        F::from_fe_normalized(&q.x),
-        F::from_fe_normalized(&q.y),
+        G::from_fe_normalized(&p.x),
+        G::from_fe_normalized(&p.y),
+        G::from_fe_normalized(&q.x),
+        G::from_fe_normalized(&q.y),
     ]
 }
 
 /// The affine point (x, y), normalized.
 #[inline(always)]
-fn affine(x: F, y: F) -> AffinePoint {
+fn affine<G: CurveField>(x: G, y: G) -> AffinePoint {
     AffinePoint {
         x: x.to_fe_normalized(),
         y: y.to_fe_normalized(),
@@ -399,55 +399,31 @@ pub(crate) fn add_steps<G: CurveField, const DOUBLE: bool>(
 mod tests {
     use super::*;
     use crate::arithmetic::jacobian::tests::affine_add;
-    use rand::{rngs::StdRng, Rng, SeedableRng};
-
-    fn random_point(rng: &mut StdRng) -> AffinePoint {
-        loop {
-            let mut b = [0u8; 32];
-            rng.fill(&mut b);
-            if let Some(p) = AffinePoint::lift_x_bytes_vartime(&b) {
-                return if rng.gen() { p.neg() } else { p };
-            }
-        }
-    }
-
-    fn affine_of<G: CurveField>(x: &G, y: &G) -> AffinePoint {
-        AffinePoint {
-            x: x.to_fe_normalized(),
-            y: y.to_fe_normalized(),
-            infinity: false,
-        }
-    }
+    use crate::msm::tests::random_terms;
 
     /// The lifts and the pair kernels, generic over the representation, on `G` against the
     /// affine rule: random pairs, a point and itself, a point and its negation (both reported
     /// as equal x), and the doublings. On [`FieldElement`] in a debug build every magnitude
     /// bound of [`CurveField`] is asserted on the way.
     fn kernels_agree<G: CurveField>(seed: u64) {
-        let mut rng = StdRng::seed_from_u64(seed);
         let n = 64;
-        let a: Vec<AffinePoint> = (0..n).map(|_| random_point(&mut rng)).collect();
+        // Random points (the other half of them random partners), a point beside itself and
+        // beside its negation.
+        let (pts, _) = random_terms(2 * n, seed);
+        let a = &pts[..n];
         let b: Vec<AffinePoint> = (0..n)
             .map(|i| match i % 7 {
                 3 => a[i],
                 5 => a[i].neg(),
-                _ => random_point(&mut rng),
+                _ => pts[n + i],
             })
             .collect();
-        let get = |p: &AffinePoint, q: &AffinePoint| {
-            [
-                G::from_fe_normalized(&p.x),
-                G::from_fe_normalized(&p.y),
-                G::from_fe_normalized(&q.x),
-                G::from_fe_normalized(&q.y),
-            ]
-        };
         let mut buf = PairBuf::<G>::default();
         let mut equal_x = Vec::new();
         let mut out = vec![(G::ZERO, G::ZERO); n];
         add_pairs(
             n,
-            |i| get(&a[i], &b[i]),
+            |i| coords::<G>(&a[i], &b[i]),
             |_| {},
             |i, x, y| out[i] = (x, y),
             &mut buf,
@@ -457,14 +433,14 @@ mod tests {
         assert_eq!(equal_x, want_equal);
         for i in (0..n).filter(|i| i % 7 != 3 && i % 7 != 5) {
             assert_eq!(
-                affine_of(&out[i].0, &out[i].1),
+                affine(out[i].0, out[i].1),
                 affine_add(&a[i], &b[i]),
                 "pair {i}"
             );
         }
         add_steps::<G, true>(
             n,
-            |i| get(&a[i], &a[i]),
+            |i| coords::<G>(&a[i], &a[i]),
             |_| {},
             |i, x, y| out[i] = (x, y),
             &mut buf,
@@ -473,7 +449,7 @@ mod tests {
         assert!(equal_x.is_empty());
         for i in 0..n {
             assert_eq!(
-                affine_of(&out[i].0, &out[i].1),
+                affine(out[i].0, out[i].1),
                 affine_add(&a[i], &a[i]),
                 "double {i}"
             );

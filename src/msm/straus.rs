@@ -223,10 +223,11 @@ impl ArmJob for Columns<'_> {
 /// Strauss's chain is Horner's rule over the digit columns, `acc = 2·acc + Cᵢ` from the top
 /// bit down, where the column sum `Cᵢ = Σⱼ ±table_j[|dᵢⱼ|/2]` adds the table entries of every
 /// point whose digit i is non-zero. The columns do not depend on the accumulator, so they are
-/// summed first, all together, with batch-affine additions (`backend::add_pairs`: 5M + 1S a pair with
-/// Montgomery's trick, one inversion a round): each round adds the items of every column in
-/// pairs, all columns pooled, while a round has at least [`COLUMN_MIN_PAIRS`] pairs (below
-/// that, its inversion costs more than its additions save over the chain's mixed additions).
+/// summed first, all together, with batch-affine additions (`backend::add_pairs`: 5M + 1S a
+/// pair with Montgomery's trick, one inversion a round): each round adds the items of every
+/// column in pairs, all columns pooled, while a round has at least [`COLUMN_MIN_PAIRS`] pairs
+/// (below that, its inversion costs more than its additions save over the chain's mixed
+/// additions).
 /// The chain then adds what is left of each column (one item, in batches of tens of points)
 /// with mixed additions (8M + 3S). Against adding every digit in the chain, each pair saves
 /// about 5 field operations (`docs/benchmarks.md`, "Strauss's column sums").
