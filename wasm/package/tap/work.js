@@ -21,6 +21,10 @@ const SEEN_CAPACITY = 1 << 16;
 // Throws when a field has the wrong type (verifyEvent then answers false).
 // The two lanes live in an Int32Array between strings and in locals within one (module-level
 // `let`s would box every value outside the small-integer range: an allocation a unit).
+// Each unit's step (imul, xor-shift in each lane; frames.rs's Fingerprint::unit is the Rust
+// twin) is written out three times below: as two small functions called from the loops it
+// measured 8-10 % slower in node 20 (docs/experiments.md, "The tap fingerprint's step as a
+// function").
 const fpState = new Int32Array(2);
 function fpLength(n) {
   let a = fpState[0];
