@@ -146,6 +146,9 @@ test("six client libraries through the tap in headless Chromium", { skip: corpus
           // The tap's counts, per relay.
           const s = r.stats;
           assert.equal(s.worker, !inline, `${lib}: stats().worker`);
+          // The Web Worker warmed up before ready, its forged copy through narrowing; inline none.
+          if (inline) assert.equal(s.warmUp, null, `${lib}: stats().warmUp inline`);
+          else assert.equal(s.warmUp?.forgedRejected, true, `${lib}: stats().warmUp ${JSON.stringify(s.warmUp)}`);
           assert.ok(s.batches >= 1 && s.maxBatchSize > 1 && s.batches < s.verified, `${lib}: not verified in batches: ${JSON.stringify(s)}`);
           // The libraries' own hook: true for each event the tap delivered, false for forgeries.
           assert.deepEqual(r.verifyEvent, { delivered: r.delivered.length, forged: 0 }, `${lib}: tap.verifyEvent`);

@@ -421,3 +421,56 @@ test("a connection that fails gives error, then close, as the wrapped socket doe
   assert.deepEqual(viaListener, ["error", "close:1006"]);
   await tap.close();
 });
+
+test("the worker warms up before ready: every batch size, the forged copy rejected; inline has no warm-up", async () => {
+  const tap = tapWebSocket(WS);
+  assert.equal(tap.stats().warmUp, null, "nothing to report before ready");
+  await tap.ready;
+  const w = tap.stats().warmUp;
+  assert.ok(w !== null, "the worker reports its warm-up");
+  // At least one round of each of the three sizes, unless the 1.5 s ran out first.
+  assert.ok(w.rounds >= 3 || w.ms >= 1500, JSON.stringify(w));
+  assert.equal(w.forgedRejected, true, "the smallest batch's forged copy took the narrowing path and was rejected");
+  assert.equal(typeof w.optimized, "boolean");
+  assert.ok(w.ms >= 0 && w.ms < 10_000, JSON.stringify(w));
+  await tap.close();
+  const inline = tapWebSocket(WS, { worker: false });
+  await inline.ready;
+  assert.equal(inline.stats().warmUp, null);
+  await inline.close();
+  const bv = createBatchVerifier();
+  await bv.ready;
+  assert.equal(bv.stats().warmUp.forgedRejected, true);
+  await bv.close();
+});
+
+test("a flood: the tap pauses its ws sockets while 4 batches wait, and delivers every valid event in order", async () => {
+  const valid = randomBatch(150, 5, 0, 23);
+  // 6,000 distinct forged frames (other content under each event's id and signature: each
+  // costs the verifier an id hash), sent as fast as the server can, the valid ones among them.
+  const flood = [];
+  for (let i = 0; i < 6000; i++) {
+    const e = valid[i % valid.length];
+    flood.push({ ...e, content: `${e.content} forged ${i}` });
+    if (i % 40 === 39) flood.push(valid[(i - 39) / 40]);
+  }
+  const server = await serve((ws) => {
+    for (const e of flood) ws.send(frame(e));
+    ws.send('["EOSE","s"]');
+  });
+  const maxBatch = 32;
+  const tap = tapWebSocket(WS, { maxBatch });
+  const { viaProperty, socket } = await record(tap, server.url, { stop: (ev) => ev.data === '["EOSE","s"]' });
+  const got = viaProperty.filter((x) => x.startsWith('["EVENT"'));
+  assert.deepEqual(got, valid.map((e) => frame(e)), "every valid event, in order, once");
+  assert.equal(viaProperty.at(-2), '["EOSE","s"]', "EOSE after them");
+  const st = tap.stats();
+  assert.equal(st.relays[server.url].dropped.invalidId, 6000);
+  assert.ok(st.pauses >= 1, `the socket was never paused: ${JSON.stringify(st)}`);
+  // Paused at 4 batches; ws still hands over what it had read (one socket read, about 64 KiB).
+  assert.ok(st.maxAwaiting <= 4 * maxBatch + 600, `frames waiting at once: ${st.maxAwaiting}`);
+  assert.equal(st.pending, 0);
+  assert.equal(socket.readyState, tap.WebSocket.CLOSED);
+  await tap.close();
+  await server.close();
+});

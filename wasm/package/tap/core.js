@@ -22,6 +22,14 @@ const ENTRY_CLOSE = 3;
 // arrive meanwhile form the next batch (batches grow with the load, latency stays bounded).
 const MAX_IN_FLIGHT = 2;
 
+// Backpressure: with this many batches' worth of EVENT frames waiting for verdicts (gathered
+// or sent), the tap's sockets that can pause (the `ws` package's: pause() and resume()) stop
+// reading until RESUME_AT batches' worth are left; the rest of the flood waits in the kernel's
+// socket buffers, as it does when a library verifies inline. Sockets that cannot pause (the
+// browsers') keep reading: the browser buffers their messages either way.
+const PAUSE_AT = 4;
+const RESUME_AT = 2;
+
 // ["EVENT", …] frames: the common spelling tested first, JSON whitespace allowed.
 const EVENT_HEAD = /^\s*\[\s*"EVENT"\s*,/;
 function isEventFrame(s) {
@@ -165,8 +173,11 @@ class Engine {
         this.fallBack(e);
       }
     }
+    this.warmUp = null; // the worker's warm-up summary (work.js, warmUp), once ready
     this.ready = this.request("ping", null, { wasmUrl: wasmUrl === undefined ? undefined : String(wasmUrl) }).then(
-      () => undefined,
+      (reply) => {
+        this.warmUp = reply.warmUp ?? null;
+      },
     );
     // Nobody need await `ready`; a failure shows in the requests and in stats().
     this.ready.catch(() => undefined);
@@ -334,6 +345,8 @@ function tapWebSocket(WebSocketImpl, options) {
     maxBatchSize: 0,
     maxLatencyMs: 0,
     maxVerdictMs: 0,
+    maxAwaiting: 0,
+    pauses: 0,
     discarded: 0,
     unverified: 0,
   };
@@ -345,6 +358,8 @@ function tapWebSocket(WebSocketImpl, options) {
   let pending = []; // EVENT entries not yet sent, of every socket
   let inFlight = 0;
   let closed = false;
+  let awaiting = 0; // EVENT frames gathered or sent, without their verdict yet
+  let paused = false; // the pausable sockets are paused (PAUSE_AT)
 
   function relayStats(url) {
     let r = relays.get(url);
@@ -391,6 +406,7 @@ function tapWebSocket(WebSocketImpl, options) {
 
   function settle(batch, codes, keys) {
     inFlight--;
+    awaiting -= batch.length;
     if (batch.length > 0) {
       const ms = platform.now() - batch[0].t0;
       if (ms > totals.maxVerdictMs) totals.maxVerdictMs = ms;
@@ -419,6 +435,10 @@ function tapWebSocket(WebSocketImpl, options) {
     for (const s of touched) s._drain();
     // Frames that came while this batch was out have waited long enough: send them now.
     if (pending.length > 0 && (inFlight < MAX_IN_FLIGHT || pending.length >= maxBatch)) flush();
+    if (paused && awaiting <= RESUME_AT * maxBatch) {
+      paused = false;
+      for (const s of sockets) s._resume();
+    }
   }
 
   class TapWebSocket extends EventTarget {
@@ -434,6 +454,7 @@ function tapWebSocket(WebSocketImpl, options) {
       this._head = 0;
       this._draining = false;
       this._forged = 0;
+      this._paused = false;
       this._stopped = false; // close() called here, or closed for forgery: messages discarded
       this._closeDispatched = false;
       this._handlers = { open: null, message: null, error: null, close: null };
@@ -505,8 +526,24 @@ function tapWebSocket(WebSocketImpl, options) {
     }
     close(code, reason) {
       this._stopped = true;
+      // A paused socket would not read the server's close frame.
+      this._resume();
       if (code === undefined) this._ws.close();
       else this._ws.close(code, reason);
+    }
+
+    // Backpressure (PAUSE_AT): stops reading, when the wrapped socket can.
+    _pause() {
+      const ws = this._ws;
+      if (this._paused || typeof ws.pause !== "function" || typeof ws.resume !== "function") return;
+      this._paused = true;
+      ws.pause();
+    }
+
+    _resume() {
+      if (!this._paused) return;
+      this._paused = false;
+      this._ws.resume();
     }
 
     _onMessage(ev) {
@@ -539,6 +576,13 @@ function tapWebSocket(WebSocketImpl, options) {
           inProgress.set(text, e);
         }
         pending.push(e);
+        if (++awaiting > totals.maxAwaiting) totals.maxAwaiting = awaiting;
+        if (awaiting >= PAUSE_AT * maxBatch && !paused) {
+          paused = true;
+          totals.pauses++;
+        }
+        // (A socket being closed keeps reading: its close frame must get through.)
+        if (paused && !this._stopped) this._pause();
         if (pending.length >= maxBatch) flush();
         else schedule();
       } else {
@@ -601,6 +645,7 @@ function tapWebSocket(WebSocketImpl, options) {
             if (closeAfterForged > 0 && this._forged >= closeAfterForged && !this._stopped) {
               st.closedForForgery++;
               this._stopped = true;
+              this._resume();
               try {
                 this._ws.close(4001, `nostr-verify: ${this._forged} forged events`);
               } catch (_) {
@@ -683,12 +728,15 @@ function tapWebSocket(WebSocketImpl, options) {
         copies: totals.copies,
         maxLatencyMs: totals.maxLatencyMs,
         maxVerdictMs: totals.maxVerdictMs,
-        pending: pending.length + inFlight,
+        pending: awaiting,
+        maxAwaiting: totals.maxAwaiting,
+        pauses: totals.pauses,
         discarded: totals.discarded,
         unverified: totals.unverified,
         remembered: delivered.size,
         worker: engine.mode === "worker",
         workerError: engine.error,
+        warmUp: engine.warmUp,
       };
     },
     async close() {
@@ -754,7 +802,7 @@ function createBatchVerifier(options) {
       });
     },
     stats() {
-      return { ...totals, pending: pending.length, worker: engine.mode === "worker", workerError: engine.error };
+      return { ...totals, pending: pending.length, worker: engine.mode === "worker", workerError: engine.error, warmUp: engine.warmUp };
     },
     async close() {
       if (closed) return;

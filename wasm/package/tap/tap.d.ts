@@ -72,8 +72,14 @@ export interface TapStats {
   /** The longest time an event waited between its arrival and its delivery (ms): the tap's
    * delay plus the time the library spent on the frames dispatched before it. */
   maxLatencyMs: number;
-  /** EVENT frames waiting for a verdict now. */
+  /** EVENT frames waiting for a verdict now (gathered or sent to the verifier). */
   pending: number;
+  /** The most EVENT frames that were waiting for a verdict at once. */
+  maxAwaiting: number;
+  /** Times the tap paused its sockets that can pause (the `ws` package's) because 4 batches'
+   * worth of frames (`maxBatch` each) waited for verdicts; they resume at 2. The flood then
+   * waits in the kernel's socket buffers, as when a library verifies inline. */
+  pauses: number;
   /** Messages not dispatched because their socket was closing (closed by the app or for
    * forgery), as a native WebSocket discards them. */
   discarded: number;
@@ -85,6 +91,25 @@ export interface TapStats {
   worker: boolean;
   /** Why the worker failed, if it did. */
   workerError: string | null;
+  /** The worker's warm-up before `ready` (null inline, or before `ready`). */
+  warmUp: TapWarmUp | null;
+}
+
+/**
+ * The worker's warm-up, which `ready` waits for: batches of eight real events (48, 192 and
+ * 1,024 frames, the smallest ending with a forged copy), run until each size is 2.5 times
+ * faster than at first (the engine's optimizing tier has compiled the hot code) or for 1.5 s,
+ * so that the first real batches do not pay for compiling.
+ */
+export interface TapWarmUp {
+  /** Batches run. */
+  rounds: number;
+  /** Wall time of the warm-up (ms). */
+  ms: number;
+  /** Whether the forged copy was rejected (it always is: false means the warm-up stopped). */
+  forgedRejected: boolean;
+  /** Whether every size reached 2.5 times its first speed within the 1.5 s. */
+  optimized: boolean;
 }
 
 /** A WebSocket class whose instances wrap a socket of the tapped class. */
@@ -106,7 +131,7 @@ export interface Tap {
    * fields and sig, so a copy with altered content is refused); else the `fallback`'s answer,
    * by default `false`. For the libraries' own verification hooks. */
   verifyEvent(event: unknown, url?: string): boolean;
-  /** The worker (or the inline module) is loaded. */
+  /** The worker is loaded and warmed up (`stats().warmUp`), or the inline module loaded. */
   ready: Promise<void>;
   /** Counters, per relay URL and in total. */
   stats(): TapStats;
@@ -136,10 +161,18 @@ export interface BatchVerifier {
   /** Resolves with nostr-tools' `verifyEvent` verdict; calls made close together are verified
    * as one batch. Never rejects for a malformed event (it resolves `false`). */
   verify(event: unknown): Promise<boolean>;
-  /** The worker (or the inline module) is loaded. */
+  /** The worker is loaded and warmed up (`stats().warmUp`), or the inline module loaded. */
   ready: Promise<void>;
   /** Counters. */
-  stats(): { batches: number; verified: number; maxBatchSize: number; pending: number; worker: boolean; workerError: string | null };
+  stats(): {
+    batches: number;
+    verified: number;
+    maxBatchSize: number;
+    pending: number;
+    worker: boolean;
+    workerError: string | null;
+    warmUp: TapWarmUp | null;
+  };
   /** Answers the calls still pending, then releases the worker. */
   close(): Promise<void>;
 }

@@ -102,43 +102,62 @@ const WARM_EVENTS = [
   {"id": "46dedc0b27697c6350b17f043f12d1a84d640fb6c3bd164e59a40885ec09ea83", "pubkey": "50c67e07952f655005cc8032c37af33ed1f2d36be957f6c45dfc98eb882edc03", "created_at": 1711469075, "kind": 1, "tags": [["proxy", "https://journa.host/users/w7voa/statuses/112162837301229535", "activitypub"]], "content": "At 12:30 EDT, President Biden will deliver remarks on the collapse of the Francis Scott Key Bridge. - White House", "sig": "ea17e9d925a5f6f68e74cb634e2fcbc41d10a6b40d4b9ce69c6c093994a371423de31ea89f630fedb532e6f8f2d52570046a32375d0b1e96954c81316d31ceb5"}
 ];
 
-// Runs batches of the warm-up events (small ones through Strauss, large ones through
-// Pippenger) until they run at least 2.5 times faster than the first ones, or for 1.5 s at most:
-// the engine's optimizing tier compiles the hot code in the background meanwhile, so that the
-// first real batch runs optimized code (a cold module's first batch took 6-8 times a warm one's
-// CPU). The pauses leave the compiler threads the CPU and let real requests through.
+// Runs batches of the warm-up events of 48, 192 and 1,024 frames (the tap's default largest;
+// the sizes reach the MSM's algorithms and window widths), the smallest ending with a forged
+// copy so that narrowing and libsecp256k1's check of suspects run too, until each size runs at
+// least 2.5 times faster than at first, or for 1.5 s at most: the engine's optimizing tier
+// compiles the hot code in the background meanwhile, so that the first real batch runs
+// optimized code (a cold module's first batch took 6-8 times a warm one's CPU; with warm-ups of
+// 48 and 192 only, the first 1,024-batch and the first forged event still compiled code in the
+// measured window: 13 % and 14 % of the tap's process CPU, docs/experiments.md). The pauses
+// leave the compiler threads the CPU and let real requests through.
 async function warmUp(wasm) {
   const v = new wasm.Verifier();
-  const sizes = [48, 192];
+  const sizes = [48, 192, 1024];
   // As the tap sends them: EVENT frames joined into one string, with their ends.
   const frameText = WARM_EVENTS.map((e) => JSON.stringify(["EVENT", "warm-up", e]));
-  const batches = sizes.map((n) => {
+  // The smallest batch ends with a forged copy (another event's signature).
+  const forged = { ...WARM_EVENTS[0], sig: WARM_EVENTS[1].sig };
+  const batches = sizes.map((n, k) => {
     let joined = "";
     const ends = new Uint32Array(n);
     for (let i = 0; i < n; i++) {
-      joined += frameText[i % frameText.length];
+      joined += k === 0 && i === n - 1 ? JSON.stringify(["EVENT", "warm-up", forged]) : frameText[i % frameText.length];
       ends[i] = joined.length;
     }
     return [joined, ends];
   });
-  const first = [0, 0];
-  const last = [Infinity, Infinity];
+  const first = sizes.map(() => 0);
+  const last = sizes.map(() => Infinity);
+  // What tap.stats().warmUp reports.
+  const summary = { rounds: 0, ms: 0, forgedRejected: false, optimized: false };
   const t0 = performance.now();
   try {
     for (let round = 0; performance.now() - t0 < 1500; round++) {
-      const k = round % 2;
+      const k = round % sizes.length;
       const s = performance.now();
       const [codes] = v.verifyFrames(utf8Of(batches[k][0]), batches[k][1], 1, 2);
-      if (codes[0] !== VERDICT_VALID) return; // never: the events are valid
+      summary.rounds++;
+      // Never: the events are valid and the forged copy is not.
+      if (codes[0] !== VERDICT_VALID) break;
+      if (k === 0) {
+        summary.forgedRejected = codes[sizes[0] - 1] === VERDICT_INVALID_SIG;
+        if (!summary.forgedRejected) break;
+      }
       const perEvent = (performance.now() - s) / sizes[k];
-      if (round < 2) first[k] = perEvent;
+      if (round < sizes.length) first[k] = perEvent;
       else last[k] = perEvent;
-      if (last[0] * 2.5 < first[0] && last[1] * 2.5 < first[1]) return;
+      if (last.every((l, j) => l * 2.5 < first[j])) {
+        summary.optimized = true;
+        break;
+      }
       await new Promise((r) => setTimeout(r, 15));
     }
   } finally {
     v.free();
   }
+  summary.ms = Math.round(performance.now() - t0);
+  return summary;
 }
 
 // A batch's joined frames as UTF-8 (Verifier.verifyFrames' input), in a buffer kept across
@@ -220,7 +239,7 @@ function createWork(wasm) {
 // (A ping may carry wasmUrl: the browsers' worker loads the module from there.)
 function handleRequest(work, m) {
   try {
-    if (m.kind === "ping") return [{ id: m.id, codes: new Uint8Array(0), keys: null, undecided: 0 }, []];
+    if (m.kind === "ping") return [{ id: m.id, codes: new Uint8Array(0), keys: null, undecided: 0, warmUp: null }, []];
     const r = m.kind === "frames" ? work.frames(m.items, m.seeds) : work.events(m.items);
     return [{ id: m.id, codes: r.codes, keys: r.keys, undecided: r.undecided }, [r.codes.buffer]];
   } catch (e) {

@@ -16,8 +16,8 @@ self.onmessage = async ({ data }) => {
     self.postMessage({ id: data.id, error: "could not load the module: " + String((e && e.message) || e) });
     return;
   }
-  warm ??= warmUp(tapWasm).catch(() => undefined);
+  warm ??= warmUp(tapWasm).catch(() => null);
   const [reply, transfer] = handleRequest(work, data);
-  if (data.kind === "ping") await warm;
+  if (data.kind === "ping") reply.warmUp = await warm;
   self.postMessage(reply, transfer);
 };
