@@ -34,7 +34,9 @@
 // welshman) --variants a,b (all of stock,stock-wasm,tap) --forged N (events / 1000, at least 2)
 // --seed N (1)
 // --client-cpus LIST and --relay-cpus LIST (taskset -c for the clients and the relays; none by
-// default) --timeout-s N (a run that has not completed after N s fails; 300) --json FILE (the
+// default) --helper-cpus LIST (node: before the window, every thread of the client but its main
+// thread, the tap's worker and V8's platform threads, moved to LIST: the main thread alone on
+// its CPUs, as on a host with cores to spare) --timeout-s N (a run that has not completed after N s fails; 300) --json FILE (the
 // raw runs) --cpu-prof DIR (node: each client run under node --cpu-prof, its threads' profiles in
 // DIR/LIBRARY-VARIANT-REPEAT/)
 // --wasm-pkgs DIR (the module and its wasm-bindgen glue from DIR/pkg-node and DIR/pkg-web, the
@@ -65,7 +67,7 @@ const die = (msg) => {
 function parseArgs(argv) {
   const o = {
     engine: "node", events: 10000, authors: 50, repeats: 3, libraries: ALL_LIBRARIES, variants: ALL_VARIANTS,
-    forged: undefined, seed: 1, clientCpus: "", relayCpus: "", timeoutS: 300, json: "", cpuProf: "", child: "", wasmPkgs: "", nodeArgs: [],
+    forged: undefined, seed: 1, clientCpus: "", relayCpus: "", helperCpus: "", timeoutS: 300, json: "", cpuProf: "", child: "", wasmPkgs: "", nodeArgs: [],
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -89,6 +91,7 @@ function parseArgs(argv) {
     else if (a === "--variants") o.variants = val().split(",");
     else if (a === "--client-cpus") o.clientCpus = val();
     else if (a === "--relay-cpus") o.relayCpus = val();
+    else if (a === "--helper-cpus") o.helperCpus = val();
     else if (a === "--json") o.json = val();
     else if (a === "--cpu-prof") o.cpuProf = val();
     else if (a === "--wasm-pkgs") o.wasmPkgs = val();
@@ -101,6 +104,7 @@ function parseArgs(argv) {
     } else die(`unknown option ${a} (--help)`);
   }
   if (!["node", "chromium", "both"].includes(o.engine)) die(`--engine node|chromium|both, not ${o.engine}`);
+  if (o.helperCpus && o.engine !== "node") die("--helper-cpus: node only");
   for (const l of o.libraries) if (!ALL_LIBRARIES.includes(l)) die(`--libraries: unknown ${l} (${ALL_LIBRARIES.join(",")})`);
   for (const v of o.variants) if (!ALL_VARIANTS.includes(v)) die(`--variants: unknown ${v} (${ALL_VARIANTS.join(",")})`);
   o.forged ??= Math.max(2, Math.round(o.events / 1000));
@@ -385,6 +389,32 @@ function threadsDelta(a, b) {
   return out.sort((x, y) => y[1] - x[1]);
 }
 
+/** Moves every thread of this process but the main one to `cpus` (taskset -p); their count. */
+function moveHelpers(cpus) {
+  let n = 0;
+  for (const tid of readdirSync("/proc/self/task")) {
+    if (Number(tid) === process.pid) continue;
+    execFileSync("taskset", ["-p", "-c", cpus, tid], { stdio: "ignore" });
+    n++;
+  }
+  return n;
+}
+
+/** Threads of this process, the main one aside, not confined to `cpus` (created after the move). */
+function helpersNotOn(cpus) {
+  let n = 0;
+  for (const tid of readdirSync("/proc/self/task")) {
+    if (Number(tid) === process.pid) continue;
+    try {
+      const allowed = readFileSync(`/proc/self/task/${tid}/status`, "utf8").match(/Cpus_allowed_list:\s*(\S+)/)[1];
+      if (allowed !== cpus) n++;
+    } catch {
+      // gone
+    }
+  }
+  return n;
+}
+
 async function childRun(spec) {
   const { library, variant, relays, corpusFile, bundlePath, timeoutS, pkgNode } = spec;
   const corpus = JSON.parse(readFileSync(corpusFile, "utf8"));
@@ -403,6 +433,9 @@ async function childRun(spec) {
   const runner = await recipes.prepare(library, variant, { WebSocket: WS, tap });
   // Let the setup's leftovers (module compiles, worker start-up) settle before the window.
   await new Promise((ok) => setTimeout(ok, 200));
+  // --helper-cpus: every thread but the main one (the tap's worker, V8's platform threads,
+  // libuv's) moved to those CPUs before the window, as on a host with cores to spare.
+  const moved = spec.helperCpus ? moveHelpers(spec.helperCpus) : null;
   const bootCpu = process.cpuUsage(boot);
   const startupCpuMs = (bootCpu.user + bootCpu.system) / 1000;
   let elu0, cpu0, main0, t0, threads0;
@@ -439,7 +472,8 @@ async function childRun(spec) {
   } catch {
     // closing is not measured
   }
-  return { library, variant, engine: "node", startupCpuMs, ...window, ...out, tap: recipes.tapSummary(stats) };
+  const helpers = moved ? { moved, notMoved: helpersNotOn(spec.helperCpus) } : null;
+  return { library, variant, engine: "node", startupCpuMs, ...window, ...out, helpers, tap: recipes.tapSummary(stats) };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -544,7 +578,10 @@ function printTables(engine, runs, o, log, recipes) {
     const main = engine === "node"
       ? `main thread: ELU active ${met(bar.main, 10)}, CPU time (schedstat) ${met(bar.sec, 10)}`
       : `main thread: TaskDuration ${met(bar.main, 10)}`;
-    log(`bar (${engine}, nostr-tools SimplePool, nostr-tools/wasm + nostr-wasm / tap): ${main}; ${engine === "node" ? "process" : "renderer"} CPU ${met(bar.proc, 4)}`);
+    const layout = engine !== "node" ? "" : o.helperCpus
+      ? ` [main thread alone on CPUs ${o.clientCpus || "(any)"}, its other threads on ${o.helperCpus}]`
+      : o.clientCpus ? ` [every thread of the client on CPUs ${o.clientCpus}: ELU counts the main thread's waits for them]` : "";
+    log(`bar (${engine}, nostr-tools SimplePool, nostr-tools/wasm + nostr-wasm / tap)${layout}: ${main}; ${engine === "node" ? "process" : "renderer"} CPU ${met(bar.proc, 4)}`);
   }
   if (engine === "chromium") {
     const td = [...new Set(runs.map((r) => r.timeDomain))].join(", ");
@@ -584,7 +621,7 @@ async function inNode(o, corpus, relays, log, pkgs) {
   const bundlePath = await bundle("node");
   const runs = [];
   for (const job of plan(o)) {
-    const spec = { ...job, relays: relays.relays.map((r) => r.url), corpusFile: corpus.file, bundlePath, timeoutS: o.timeoutS, pkgNode: pkgs.node };
+    const spec = { ...job, relays: relays.relays.map((r) => r.url), corpusFile: corpus.file, bundlePath, timeoutS: o.timeoutS, pkgNode: pkgs.node, helperCpus: o.helperCpus };
     const r = await spawnChild(spec, o);
     r.repeat = job.repeat;
     r.mainMs = r.eluActiveMs;
@@ -592,7 +629,8 @@ async function inNode(o, corpus, relays, log, pkgs) {
     const lat = r.tap ? `, tap max latency ${fmt(r.tap.maxLatencyMs)} ms` : "";
     process.stderr.write(`  node ${job.library}/${job.variant} #${job.repeat}: ${r.delivered}/${r.expected} in ${fmt(r.wallLastMs, 0)} ms, ` +
       `main ${fmt(r.eluActiveMs, 0)} ms, process CPU ${fmt(r.processCpuMs, 0)} ms${lat}` +
-        `${r.startupCpuMs !== undefined ? `, start-up CPU ${fmt(r.startupCpuMs, 0)} ms (before the window)` : ""} (${r.why})\n`);
+        `${r.startupCpuMs !== undefined ? `, start-up CPU ${fmt(r.startupCpuMs, 0)} ms (before the window)` : ""}` +
+        `${r.helpers ? `, ${r.helpers.moved} helper threads moved to CPUs ${o.helperCpus} (${r.helpers.notMoved} elsewhere at the end)` : ""} (${r.why})\n`);
   }
   return runs;
 }
@@ -712,6 +750,31 @@ async function inChromium(o, corpus, relays, log, pkgs) {
 
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * The run check (tap-run.mjs, makeChecker) must catch every way a delivery can be wrong: a
+ * duplicate, a forged event, an unknown one, a copy with a valid id but other fields (its
+ * comparison runs after the measured window), a missing one. Dies if it does not.
+ */
+function checkTheChecker(recipes, corpus) {
+  const [a, b] = corpus.valid;
+  const small = { valid: [a, b], forged: corpus.forged.slice(0, 1) };
+  const clean = recipes.makeChecker(small);
+  for (const e of [a, b]) clean.add(structuredClone(e));
+  const wrong = recipes.makeChecker(small);
+  wrong.add({ ...a, content: a.content + "!" }); // altered, delivered first
+  wrong.add(structuredClone(a)); // then the valid copy: a duplicate
+  wrong.add(structuredClone(small.forged[0]));
+  wrong.add({ ...a, id: "00".repeat(32) });
+  const want = { delivered: 0, duplicates: 1, forged: 1, unknown: 1, altered: 1 };
+  const got = wrong.result();
+  const clean2 = clean.result();
+  for (const [k, v] of Object.entries(want)) {
+    if (got[k] !== v) die(`the run check counts ${k} ${got[k]}, not ${v}: ${JSON.stringify(got)}`);
+  }
+  if (clean2.problems.length !== 0 || clean2.delivered !== 2) die(`the run check fails a clean run: ${JSON.stringify(clean2)}`);
+  if (!got.problems.some((p) => p.startsWith("2 of 2 valid events not delivered"))) die(`the run check misses the missing events: ${JSON.stringify(got)}`);
+}
+
 async function main() {
   const o = parseArgs(process.argv.slice(2));
   if (o.child) {
@@ -728,7 +791,8 @@ async function main() {
   const load = readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
   log(`# wasm/bench-tap.mjs ${process.argv.slice(2).join(" ")}`);
   log(`# ${cpu}, ${cpus().length} CPUs, load average ${load} at the start; node ${process.version}; ` +
-    `clients ${o.clientCpus ? "on CPUs " + o.clientCpus : "unpinned"}, relays ${o.relayCpus ? "on CPUs " + o.relayCpus : "unpinned"}`);
+    `clients ${o.clientCpus ? "on CPUs " + o.clientCpus : "unpinned"}, relays ${o.relayCpus ? "on CPUs " + o.relayCpus : "unpinned"}` +
+    `${o.helperCpus ? `, the clients' threads other than their main thread on CPUs ${o.helperCpus} from the window on` : ""}`);
   let tapRev = "?";
   try {
     const git = (...a) => execFileSync("git", ["-C", repo, ...a], { stdio: ["ignore", "pipe", "ignore"] }).toString().trim();
@@ -746,6 +810,7 @@ async function main() {
     `relay B ${relays.relays[1].count} + ${relays.relays[1].forged} forged (${relays.relays[0].count + relays.relays[1].count} valid EVENT frames for ${corpus.valid.length} distinct events)`);
   log(`# medians of ${o.repeats} run(s), each a fresh client; µs per delivered event`);
   const recipes = await import(pathToFileURL(await bundle("node")));
+  checkTheChecker(recipes, corpus);
   const all = [];
   let ok = true;
   try {

@@ -4,30 +4,29 @@
 
 /**
  * What a library delivered, against the corpus ({ valid: [...], forged: [...] }): each valid
- * event exactly once, unchanged, and nothing else.
+ * event exactly once, unchanged, and nothing else. While the run is measured, `add` does only
+ * the id bookkeeping that decides when the run is over; the field-by-field comparison with the
+ * corpus (a few µs an event, mostly its tags' JSON: about a quarter of the tap's main-thread
+ * CPU when it ran inside the window) runs in `result()`, after the window.
  */
 export function makeChecker(corpus) {
   const valid = new Map(corpus.valid.map((e) => [e.id, e]));
   const forged = new Set(corpus.forged.map((e) => e.id));
   const seen = new Set();
+  const firsts = []; // the first delivery of each valid id, compared in result()
   const bad = { duplicates: 0, forged: 0, unknown: 0, altered: 0 };
   return {
     expected: valid.size,
     get delivered() {
       return seen.size;
     },
-    /** True when `e` is a valid event not delivered before. */
+    /** True when `e` has the id of a valid event not delivered before (its fields are compared
+     * in result()). */
     add(e) {
       const id = e && e.id;
-      const v = valid.get(id);
-      if (!v) {
+      if (!valid.has(id)) {
         if (forged.has(id)) bad.forged++;
         else bad.unknown++;
-        return false;
-      }
-      if (e.sig !== v.sig || e.content !== v.content || e.pubkey !== v.pubkey || e.created_at !== v.created_at || e.kind !== v.kind ||
-        JSON.stringify(e.tags) !== JSON.stringify(v.tags)) {
-        bad.altered++;
         return false;
       }
       if (seen.has(id)) {
@@ -35,13 +34,24 @@ export function makeChecker(corpus) {
         return false;
       }
       seen.add(id);
+      firsts.push(e);
       return true;
     },
     result() {
+      // An event with a valid event's id but other fields (a forged copy delivered) counts as
+      // altered, not delivered.
+      let altered = 0;
+      for (const e of firsts) {
+        const v = valid.get(e.id);
+        if (e.sig !== v.sig || e.content !== v.content || e.pubkey !== v.pubkey || e.created_at !== v.created_at || e.kind !== v.kind ||
+          JSON.stringify(e.tags) !== JSON.stringify(v.tags)) altered++;
+      }
+      const counts = { ...bad, altered };
+      const delivered = seen.size - altered;
       const problems = [];
-      if (seen.size !== valid.size) problems.push(`${valid.size - seen.size} of ${valid.size} valid events not delivered`);
-      for (const [k, n] of Object.entries(bad)) if (n) problems.push(`${n} ${k}`);
-      return { delivered: seen.size, expected: valid.size, ...bad, problems };
+      if (delivered !== valid.size) problems.push(`${valid.size - delivered} of ${valid.size} valid events not delivered`);
+      for (const [k, n] of Object.entries(counts)) if (n) problems.push(`${n} ${k}`);
+      return { delivered, expected: valid.size, ...counts, problems };
     },
   };
 }
@@ -116,6 +126,8 @@ export function tapSummary(stats) {
     batches: stats.batches,
     verified: stats.verified,
     maxBatchSize: stats.maxBatchSize,
+    pauses: stats.pauses,
+    maxAwaiting: stats.maxAwaiting,
     worker: stats.worker,
     workerError: stats.workerError,
     dropped: Object.values(stats.relays).reduce((s, r) => s + r.dropped.invalidId + r.dropped.invalidSig + r.dropped.malformed, 0),
