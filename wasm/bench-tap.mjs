@@ -389,22 +389,22 @@ function threadsDelta(a, b) {
   return out.sort((x, y) => y[1] - x[1]);
 }
 
+/** Thread ids of this process, the main thread aside. */
+function helperTids() {
+  return readdirSync("/proc/self/task").filter((tid) => Number(tid) !== process.pid);
+}
+
 /** Moves every thread of this process but the main one to `cpus` (taskset -p); their count. */
 function moveHelpers(cpus) {
-  let n = 0;
-  for (const tid of readdirSync("/proc/self/task")) {
-    if (Number(tid) === process.pid) continue;
-    execFileSync("taskset", ["-p", "-c", cpus, tid], { stdio: "ignore" });
-    n++;
-  }
-  return n;
+  const tids = helperTids();
+  for (const tid of tids) execFileSync("taskset", ["-p", "-c", cpus, tid], { stdio: "ignore" });
+  return tids.length;
 }
 
 /** Threads of this process, the main one aside, not confined to `cpus` (created after the move). */
 function helpersNotOn(cpus) {
   let n = 0;
-  for (const tid of readdirSync("/proc/self/task")) {
-    if (Number(tid) === process.pid) continue;
+  for (const tid of helperTids()) {
     try {
       const allowed = readFileSync(`/proc/self/task/${tid}/status`, "utf8").match(/Cpus_allowed_list:\s*(\S+)/)[1];
       if (allowed !== cpus) n++;
